@@ -1,0 +1,1 @@
+"""Adapters from output records to ClickHouse."""

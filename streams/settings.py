@@ -1,0 +1,154 @@
+"""One validated, frozen settings object for every adapter.
+
+Each setting names its environment variable and, where one exists, its CLI flag. CLI
+flags win over the environment, which wins over the defaults. Secrets (SASL password,
+purge credential) are never printed: `Settings.describe()` masks them.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field, fields, replace
+from pathlib import Path
+from typing import Any
+
+from reducers.errors import OutcomesError
+from reducers.limits import Limits
+
+
+class SettingsError(OutcomesError):
+    """A setting has an invalid value. Operators: fix the named variable or flag."""
+
+
+def _project_root() -> Path:
+    return Path(__file__).resolve().parent.parent
+
+
+@dataclass(frozen=True)
+class Setting:
+    """Documentation of one setting: where it comes from and what it means."""
+
+    name: str
+    env: str
+    flag: str | None
+    help: str
+    secret: bool = False
+
+
+SETTINGS_DOC: tuple[Setting, ...] = (
+    Setting("bootstrap", "OUTCOMES_BOOTSTRAP", "--bootstrap",
+            "Kafka bootstrap servers, comma separated."),
+    Setting("security_protocol", "OUTCOMES_KAFKA_SECURITY_PROTOCOL", None,
+            "PLAINTEXT, SSL, SASL_PLAINTEXT or SASL_SSL."),
+    Setting("sasl_mechanism", "OUTCOMES_KAFKA_SASL_MECHANISM", None,
+            "PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512."),
+    Setting("sasl_username", "OUTCOMES_KAFKA_SASL_USERNAME", None, "SASL user name."),
+    Setting("sasl_password", "OUTCOMES_KAFKA_SASL_PASSWORD", None, "SASL password.",
+            secret=True),
+    Setting("ssl_cafile", "OUTCOMES_KAFKA_SSL_CAFILE", None, "CA bundle for TLS."),
+    Setting("ssl_certfile", "OUTCOMES_KAFKA_SSL_CERTFILE", None, "Client certificate."),
+    Setting("ssl_keyfile", "OUTCOMES_KAFKA_SSL_KEYFILE", None, "Client private key."),
+    Setting("schema_registry_url", "OUTCOMES_SCHEMA_REGISTRY_URL", "--schema-registry",
+            "Confluent Schema Registry URL; unset: Avro single-object encoding."),
+    Setting("clickhouse", "OUTCOMES_CLICKHOUSE", "--clickhouse",
+            "ClickHouse DSN: chdb:///path (embedded) or http(s)://host:port."),
+    Setting("state_dir", "OUTCOMES_STATE_DIR", "--state-dir",
+            "Project-local state: dev broker data, chDB files, worker tables."),
+    Setting("max_event_bytes", "OUTCOMES_MAX_EVENT_BYTES", None,
+            "Largest accepted encoded event (bytes)."),
+    Setting("max_string_bytes", "OUTCOMES_MAX_STRING_BYTES", None,
+            "Largest accepted string field (bytes, UTF-8)."),
+    Setting("max_list_items", "OUTCOMES_MAX_LIST_ITEMS", None,
+            "Largest accepted list field (items)."),
+)
+
+
+@dataclass(frozen=True)
+class Settings:
+    """Every knob of the pipeline, validated once."""
+
+    bootstrap: str = "127.0.0.1:9092"
+    security_protocol: str = "PLAINTEXT"
+    sasl_mechanism: str | None = None
+    sasl_username: str | None = None
+    sasl_password: str | None = field(default=None, repr=False)
+    ssl_cafile: str | None = None
+    ssl_certfile: str | None = None
+    ssl_keyfile: str | None = None
+    schema_registry_url: str | None = None
+    clickhouse: str | None = None
+    state_dir: Path = field(default_factory=lambda: _project_root() / ".state")
+    limits: Limits = field(default_factory=Limits)
+
+    def __post_init__(self) -> None:
+        protocols = {"PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL"}
+        if self.security_protocol not in protocols:
+            raise SettingsError(
+                f"OUTCOMES_KAFKA_SECURITY_PROTOCOL={self.security_protocol!r}: "
+                f"expected one of {sorted(protocols)}"
+            )
+        if not self.bootstrap.strip():
+            raise SettingsError("bootstrap servers are empty: set --bootstrap or OUTCOMES_BOOTSTRAP")
+
+    @property
+    def clickhouse_dsn(self) -> str:
+        """The DSN in force: the configured one, else embedded chDB under the state dir."""
+        return self.clickhouse or f"chdb://{self.state_dir / 'chdb'}"
+
+    @classmethod
+    def load(cls, env: Mapping[str, str] | None = None, **overrides: Any) -> Settings:
+        """Settings from the environment, then non-None keyword overrides (CLI flags)."""
+        env = os.environ if env is None else env
+        values: dict[str, Any] = {}
+        for doc in SETTINGS_DOC:
+            raw = env.get(doc.env)
+            if raw is None or raw == "":
+                continue
+            values[doc.name] = raw
+        for key, value in overrides.items():
+            if value is not None:
+                values[key] = value
+        limit_keys = {"max_event_bytes", "max_string_bytes", "max_list_items"}
+        limit_values: dict[str, int] = {}
+        for key in limit_keys & values.keys():
+            try:
+                limit_values[key] = int(values.pop(key))
+            except ValueError as exc:
+                raise SettingsError(f"{key} must be an integer: {exc}") from None
+        if "state_dir" in values:
+            values["state_dir"] = Path(values["state_dir"]).expanduser().resolve()
+        known = {f.name for f in fields(cls)}
+        unknown = values.keys() - known
+        if unknown:
+            raise SettingsError(f"unknown settings: {sorted(unknown)}")
+        settings = cls(**values)
+        if limit_values:
+            settings = replace(settings, limits=replace(settings.limits, **limit_values))
+        return settings
+
+    def kafka_config(self) -> dict[str, str]:
+        """librdkafka/confluent-kafka client properties (bootstrap, TLS, SASL)."""
+        conf: dict[str, str] = {
+            "bootstrap.servers": self.bootstrap,
+            "security.protocol": self.security_protocol,
+        }
+        optional = {
+            "sasl.mechanism": self.sasl_mechanism,
+            "sasl.username": self.sasl_username,
+            "sasl.password": self.sasl_password,
+            "ssl.ca.location": self.ssl_cafile,
+            "ssl.certificate.location": self.ssl_certfile,
+            "ssl.key.location": self.ssl_keyfile,
+        }
+        conf.update({k: v for k, v in optional.items() if v is not None})
+        return conf
+
+    def describe(self) -> dict[str, str]:
+        """Settings for display, with secrets masked."""
+        shown: dict[str, str] = {}
+        secret = {d.name for d in SETTINGS_DOC if d.secret}
+        for f in fields(self):
+            value = getattr(self, f.name)
+            shown[f.name] = "***" if (f.name in secret and value) else str(value)
+        return shown
