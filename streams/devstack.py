@@ -1,0 +1,749 @@
+"""`outcomes dev`: a real Apache Kafka (KRaft) on 127.0.0.1 for development, tests and CI.
+
+No Docker: the broker jars come from Maven Central (through `mvn`, using the pom in
+`streams/devstack/pom.xml`) into a per-user cache outside the repository, and the
+brokers run as plain `java` processes whose PIDs, configs, data and logs live under
+`<state_dir>/kafka/`. `down` stops exactly the processes `up` started.
+"""
+
+from __future__ import annotations
+
+import base64
+import fcntl
+import json
+import os
+import re
+import shutil
+import signal
+import socket
+import subprocess
+import time
+import uuid
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import asdict, dataclass
+from importlib import resources
+from pathlib import Path
+
+import click
+
+from reducers.errors import OutcomesError
+from streams.settings import Settings
+
+KAFKA_VERSION = "4.1.1"
+"""The Apache Kafka release the dev stack runs (pinned; the pom's default matches)."""
+
+DEFAULT_PORT = 9092
+"""First broker port; broker n listens on DEFAULT_PORT + n - 1."""
+
+CONTROLLER_PORT_OFFSET = 100
+"""KRaft controller n listens on broker port + this offset (9192, 9193, 9194)."""
+
+DEFAULT_HEAP = "512m"
+STOP_TIMEOUT_S = 30.0
+READY_TIMEOUT_S = 120.0
+
+Echo = Callable[[str], None]
+
+
+class DevStackError(OutcomesError):
+    """The dev Kafka stack could not be fetched, started, checked or stopped.
+
+    Operators: the message names the cause (missing java/mvn, a taken port, a broker
+    that died: its log path is given). `outcomes dev status` shows what runs;
+    `outcomes dev down` stops it; `outcomes dev down --purge` also deletes its data.
+    """
+
+
+# --------------------------------------------------------------------------- layout
+
+
+@dataclass(frozen=True)
+class NodeSpec:
+    """One combined broker+controller process of the dev cluster."""
+
+    node_id: int
+    port: int
+    controller_port: int
+
+
+@dataclass(frozen=True)
+class Layout:
+    """The shape of a dev cluster: how many nodes, on which ports, with which durability."""
+
+    brokers: int
+    base_port: int = DEFAULT_PORT
+
+    def __post_init__(self) -> None:
+        if self.brokers not in (1, 3):
+            raise DevStackError(f"--brokers must be 1 or 3, not {self.brokers}")
+        top = self.base_port + self.brokers - 1 + CONTROLLER_PORT_OFFSET
+        if self.base_port < 1024 or top > 65535:
+            raise DevStackError(f"--port {self.base_port}: ports must lie in 1024..65535")
+
+    @property
+    def nodes(self) -> tuple[NodeSpec, ...]:
+        return tuple(
+            NodeSpec(i, self.base_port + i - 1, self.base_port + i - 1 + CONTROLLER_PORT_OFFSET)
+            for i in range(1, self.brokers + 1)
+        )
+
+    @property
+    def replication(self) -> int:
+        return min(3, self.brokers)
+
+    @property
+    def min_insync(self) -> int:
+        # 3 replicas tolerate one broker down while still refusing acks=all writes
+        # that only one replica holds; a single broker can only ask for itself.
+        return 2 if self.replication >= 3 else 1
+
+    @property
+    def bootstrap(self) -> str:
+        return ",".join(f"127.0.0.1:{n.port}" for n in self.nodes)
+
+
+def server_properties(layout: Layout, node: NodeSpec, data_dir: Path) -> dict[str, str]:
+    """The broker config of one node: KRaft combined mode, loopback only, small footprint."""
+    voters = ",".join(f"{n.node_id}@127.0.0.1:{n.controller_port}" for n in layout.nodes)
+    rf, isr = str(layout.replication), str(layout.min_insync)
+    return {
+        "process.roles": "broker,controller",
+        "node.id": str(node.node_id),
+        "controller.quorum.voters": voters,
+        "listeners": f"PLAINTEXT://127.0.0.1:{node.port},CONTROLLER://127.0.0.1:{node.controller_port}",
+        "advertised.listeners": f"PLAINTEXT://127.0.0.1:{node.port}",
+        "controller.listener.names": "CONTROLLER",
+        "inter.broker.listener.name": "PLAINTEXT",
+        "listener.security.protocol.map": "PLAINTEXT:PLAINTEXT,CONTROLLER:PLAINTEXT",
+        "log.dirs": str(data_dir),
+        # Topics come from `outcomes topics ensure` only, as in production: a typo in a
+        # topic name fails loudly instead of creating a stray one-partition topic.
+        "auto.create.topics.enable": "false",
+        "num.partitions": "6",
+        "default.replication.factor": rf,
+        "min.insync.replicas": isr,
+        "offsets.topic.replication.factor": rf,
+        "transaction.state.log.replication.factor": rf,
+        "transaction.state.log.min.isr": isr,
+        "share.coordinator.state.topic.replication.factor": rf,
+        "share.coordinator.state.topic.min.isr": isr,
+        # Tests form consumer groups constantly; the default 3 s join delay is pure wait.
+        "group.initial.rebalance.delay.ms": "0",
+        # Sized for a 2-core laptop or CI box, not for throughput records.
+        "num.network.threads": "2",
+        "num.io.threads": "4",
+        "num.recovery.threads.per.data.dir": "1",
+        "log.cleaner.threads": "1",
+        "log.cleaner.dedupe.buffer.size": str(16 * 1024 * 1024),
+    }
+
+
+# --------------------------------------------------------------------------- paths
+
+
+def cache_root() -> Path:
+    """Per-user cache of Kafka jars, shared by every clone: `$XDG_CACHE_HOME/outcomes`."""
+    base = os.environ.get("XDG_CACHE_HOME") or str(Path.home() / ".cache")
+    return Path(base).expanduser() / "outcomes"
+
+
+def kafka_home(version: str = KAFKA_VERSION) -> Path:
+    return cache_root() / f"kafka-{version}"
+
+
+def stack_dir(settings: Settings) -> Path:
+    return settings.state_dir / "kafka"
+
+
+def _stack_file(settings: Settings) -> Path:
+    return stack_dir(settings) / "stack.json"
+
+
+def _cluster_dir(settings: Settings, layout: Layout) -> Path:
+    # One data directory per cluster shape: a 1-node and a 3-node cluster have
+    # different quorums, so they can never share formatted storage.
+    return stack_dir(settings) / f"cluster-{layout.brokers}-{layout.base_port}"
+
+
+# --------------------------------------------------------------------------- tools
+
+
+def find_java() -> Path:
+    """The `java` to run (JAVA_HOME first, then PATH), checked to be Java 17 or newer."""
+    java_home = os.environ.get("JAVA_HOME")
+    candidate = Path(java_home) / "bin" / "java" if java_home else None
+    if candidate is None or not candidate.exists():
+        found = shutil.which("java")
+        if found is None:
+            raise DevStackError(
+                "java not found: install a Java 17+ runtime (e.g. apt-get install "
+                "openjdk-17-jre-headless) or set JAVA_HOME"
+            )
+        candidate = Path(found)
+    out = subprocess.run(
+        [str(candidate), "-version"], capture_output=True, text=True, check=False
+    ).stderr
+    match = re.search(r'version "(\d+)(?:\.(\d+))?', out)
+    if match is None:
+        raise DevStackError(f"cannot read the version of {candidate}: {out.strip()[:200]}")
+    major = int(match.group(1))
+    if major == 1 and match.group(2):  # "1.8.0_…" style
+        major = int(match.group(2))
+    if major < 17:
+        raise DevStackError(f"{candidate} is Java {major}; Kafka {KAFKA_VERSION} needs Java 17+")
+    return candidate
+
+
+def fetch_kafka(version: str = KAFKA_VERSION, echo: Echo = print) -> Path:
+    """Directory with the Kafka broker's jars, downloaded once with Maven into the cache.
+
+    A complete download is marked with `libs/.complete`; once it exists no network (and
+    no Maven) is needed. A half-finished download never becomes `libs/`: Maven copies
+    into a scratch directory that is renamed only on success.
+    """
+    home = kafka_home(version)
+    libs = home / "libs"
+    if (libs / ".complete").exists():
+        return libs
+    mvn = shutil.which("mvn")
+    if mvn is None:
+        raise DevStackError(
+            f"mvn not found and Kafka {version} is not cached in {libs}: install Maven "
+            "(e.g. apt-get install maven) so `outcomes dev up` can fetch the broker"
+        )
+    home.mkdir(parents=True, exist_ok=True)
+    build = home / "build"
+    scratch = home / "libs.partial"
+    shutil.rmtree(scratch, ignore_errors=True)
+    build.mkdir(exist_ok=True)
+    pom_source = resources.files("streams") / "devstack" / "pom.xml"
+    (build / "pom.xml").write_bytes(pom_source.read_bytes())
+    echo(f"fetching Apache Kafka {version} from Maven Central into {libs} (once) …")
+    cmd = [
+        mvn,
+        "-B",
+        "-q",
+        "-f",
+        str(build / "pom.xml"),
+        f"-Dkafka.version={version}",
+        "dependency:copy-dependencies",
+        "-DincludeScope=runtime",
+        f"-DoutputDirectory={scratch}",
+    ]
+    result = subprocess.run(cmd, cwd=build, capture_output=True, text=True, check=False)
+    if result.returncode != 0:
+        tail = (result.stdout + result.stderr).strip().splitlines()[-5:]
+        raise DevStackError(
+            f"mvn could not fetch Kafka {version} (exit {result.returncode}): "
+            + " | ".join(line.strip() for line in tail)
+        )
+    jars = sorted(p.name for p in scratch.glob("*.jar"))
+    if f"kafka_2.13-{version}.jar" not in jars:
+        raise DevStackError(f"mvn finished but {scratch} holds no kafka_2.13-{version}.jar")
+    (scratch / ".complete").write_text("\n".join(jars) + "\n")
+    shutil.rmtree(libs, ignore_errors=True)
+    scratch.rename(libs)
+    return libs
+
+
+def _port_free(port: int) -> bool:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        try:
+            sock.bind(("127.0.0.1", port))
+        except OSError:
+            return False
+    return True
+
+
+def _new_cluster_id() -> str:
+    """A Kafka cluster id: 16 random bytes, URL-safe base64 without padding."""
+    while True:
+        cid = base64.urlsafe_b64encode(uuid.uuid4().bytes).decode().rstrip("=")
+        if not cid.startswith("-"):  # Kafka's own generator avoids these (CLI quirks)
+            return cid
+
+
+# --------------------------------------------------------------------------- processes
+
+
+@dataclass(frozen=True)
+class RunningNode:
+    """A started node as recorded in stack.json: enough to find and stop exactly it."""
+
+    node_id: int
+    pid: int
+    port: int
+    controller_port: int
+    config: str
+    log_dir: str
+    proc_start: str | None
+
+
+@dataclass(frozen=True)
+class Stack:
+    """What `dev up` started: recorded in `<state_dir>/kafka/stack.json`."""
+
+    version: str
+    brokers: int
+    base_port: int
+    bootstrap: str
+    started_at: float
+    nodes: tuple[RunningNode, ...]
+
+    def to_json(self) -> str:
+        return json.dumps(asdict(self), indent=2)
+
+    @classmethod
+    def from_json(cls, text: str) -> Stack:
+        raw = json.loads(text)
+        nodes = tuple(RunningNode(**n) for n in raw.pop("nodes"))
+        return cls(nodes=nodes, **raw)
+
+
+def read_stack(settings: Settings) -> Stack | None:
+    """The stack recorded under the state dir, or None when `dev up` never ran (or `down` did)."""
+    path = _stack_file(settings)
+    if not path.exists():
+        return None
+    try:
+        return Stack.from_json(path.read_text())
+    except (ValueError, TypeError, KeyError) as exc:
+        raise DevStackError(
+            f"{path} is unreadable ({exc}); stop any broker by hand and delete the file"
+        ) from None
+
+
+def _proc_start(pid: int) -> str | None:
+    """The kernel's start time of a process (Linux), to tell a PID from a reused one."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return None
+    # Field 22 (starttime); the command name (field 2) may hold spaces, so split after it.
+    return stat.rsplit(")", 1)[1].split()[19]
+
+
+def _cmdline(pid: int) -> str | None:
+    try:
+        return Path(f"/proc/{pid}/cmdline").read_bytes().replace(b"\0", b" ").decode()
+    except OSError:
+        pass  # no procfs (macOS) or gone: ask ps below
+    result = subprocess.run(
+        ["ps", "-o", "args=", "-p", str(pid)], capture_output=True, text=True, check=False
+    )
+    return result.stdout.strip() or None
+
+
+def _reap(pid: int) -> None:
+    """Collect the exit status when the broker is our own child (tests run up+down)."""
+    try:
+        os.waitpid(pid, os.WNOHANG)
+    except ChildProcessError:
+        return  # not our child: init reaps it
+
+
+def is_alive(node: RunningNode) -> bool:
+    """True when the recorded PID still is that node's java process (not a reused PID)."""
+    _reap(node.pid)
+    cmdline = _cmdline(node.pid)
+    if cmdline is None or "kafka.Kafka" not in cmdline or node.config not in cmdline:
+        return False
+    status = Path(f"/proc/{node.pid}/status")
+    if status.exists():
+        state = re.search(r"^State:\s+(\S)", status.read_text(), re.MULTILINE)
+        if state is not None and state.group(1) == "Z":
+            return False
+    return node.proc_start is None or _proc_start(node.pid) == node.proc_start
+
+
+def rss_bytes(pid: int) -> int | None:
+    """Resident memory of a process (Linux), for `dev status`."""
+    try:
+        text = Path(f"/proc/{pid}/status").read_text()
+    except OSError:
+        return None
+    match = re.search(r"^VmRSS:\s+(\d+) kB", text, re.MULTILINE)
+    return int(match.group(1)) * 1024 if match else None
+
+
+@contextmanager
+def _locked(settings: Settings) -> Iterator[None]:
+    """Serialise `up`/`down` on one state dir (parallel test sessions, two shells)."""
+    directory = stack_dir(settings)
+    directory.mkdir(parents=True, exist_ok=True)
+    with (directory / ".lock").open("w") as handle:
+        fcntl.flock(handle, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+def _log_tail(log_dir: Path, lines: int = 3) -> str:
+    for name in ("server.log", "stdout.log"):
+        path = log_dir / name
+        if path.exists():
+            text = path.read_text(errors="replace").strip().splitlines()
+            errors = [line for line in text if " ERROR " in line or "Exception" in line]
+            picked = (errors or text)[-lines:]
+            if picked:
+                return " | ".join(picked)
+    return "(no log output)"
+
+
+def cluster_brokers(bootstrap: str, timeout: float = 3.0) -> int | None:
+    """How many brokers answer a metadata request at `bootstrap`, or None when none does."""
+    from confluent_kafka import KafkaException
+    from confluent_kafka.admin import AdminClient
+
+    # log_level 0: while a broker starts, refused connections are expected and the
+    # return value already says whether anything answered; librdkafka's per-attempt
+    # error lines would only bury the CLI's own message.
+    admin = AdminClient({"bootstrap.servers": bootstrap, "socket.timeout.ms": 2000, "log_level": 0})
+    try:
+        metadata = admin.list_topics(timeout=timeout)
+    except KafkaException:
+        return None  # "no broker answered" is the answer this function exists to give
+    return len(metadata.brokers)
+
+
+# --------------------------------------------------------------------------- up / down
+
+
+@dataclass(frozen=True)
+class UpResult:
+    """What `up` did: started a stack (with its startup time) or found it running."""
+
+    stack: Stack
+    started: bool
+    seconds: float
+    downloaded: bool
+
+
+def up(
+    settings: Settings,
+    layout: Layout,
+    *,
+    heap: str = DEFAULT_HEAP,
+    version: str = KAFKA_VERSION,
+    ready_timeout: float = READY_TIMEOUT_S,
+    echo: Echo = print,
+) -> UpResult:
+    """Start the dev cluster unless it already runs; return once it answers metadata."""
+    t0 = time.monotonic()
+    with _locked(settings):
+        existing = read_stack(settings)
+        if existing is not None:
+            alive = [n for n in existing.nodes if is_alive(n)]
+            if len(alive) == len(existing.nodes):
+                if (existing.brokers, existing.base_port) != (layout.brokers, layout.base_port):
+                    raise DevStackError(
+                        f"a {existing.brokers}-broker dev stack already runs at "
+                        f"{existing.bootstrap}; run `outcomes dev down` before asking for "
+                        f"{layout.brokers} broker(s) at port {layout.base_port}"
+                    )
+                _wait_ready(existing, ready_timeout)
+                return UpResult(existing, False, time.monotonic() - t0, False)
+            if alive:
+                echo(
+                    f"{len(existing.nodes) - len(alive)} node(s) of the dev stack died; "
+                    "restarting the whole stack"
+                )
+            _stop(existing, echo)
+            _stack_file(settings).unlink()
+
+        java = find_java()
+        downloaded = not (kafka_home(version) / "libs" / ".complete").exists()
+        libs = fetch_kafka(version, echo)
+        for node in layout.nodes:
+            for port in (node.port, node.controller_port):
+                if not _port_free(port):
+                    raise DevStackError(
+                        f"port 127.0.0.1:{port} is taken by another process: stop it, pick "
+                        f"other ports with `outcomes dev up --port N`, or point "
+                        f"OUTCOMES_BOOTSTRAP at a broker you already run"
+                    )
+        stack = _start(settings, layout, java, libs, heap, version)
+        _stack_file(settings).write_text(stack.to_json())
+        try:
+            _wait_ready(stack, ready_timeout)
+        except DevStackError:
+            _stop(stack, echo)
+            _stack_file(settings).unlink()
+            raise
+        return UpResult(stack, True, time.monotonic() - t0, downloaded)
+
+
+def _start(
+    settings: Settings, layout: Layout, java: Path, libs: Path, heap: str, version: str
+) -> Stack:
+    cluster = _cluster_dir(settings, layout)
+    cluster.mkdir(parents=True, exist_ok=True)
+    id_file = cluster / "cluster.id"
+    if not id_file.exists():
+        id_file.write_text(_new_cluster_id() + "\n")
+    cluster_id = id_file.read_text().strip()
+    log4j = stack_dir(settings) / "log4j2.xml"
+    log4j.write_bytes((resources.files("streams") / "devstack" / "log4j2.xml").read_bytes())
+    classpath = f"{libs}/*"
+    started: list[RunningNode] = []
+    for node in layout.nodes:
+        node_dir = cluster / f"node-{node.node_id}"
+        data, logs = node_dir / "data", node_dir / "logs"
+        data.mkdir(parents=True, exist_ok=True)
+        logs.mkdir(parents=True, exist_ok=True)
+        config = node_dir / "server.properties"
+        props = server_properties(layout, node, data)
+        config.write_text("".join(f"{k}={v}\n" for k, v in props.items()))
+        jvm = [
+            str(java),
+            f"-Xms{min_heap(heap)}",
+            f"-Xmx{heap}",
+            "-XX:+UseG1GC",
+            "-XX:MaxGCPauseMillis=20",
+            "-XX:+ExitOnOutOfMemoryError",
+            "-Djava.awt.headless=true",
+            f"-Dlog4j2.configurationFile={log4j}",
+            f"-Dkafka.logs.dir={logs}",
+            "-cp",
+            classpath,
+        ]
+        if not (data / "meta.properties").exists():
+            fmt = subprocess.run(
+                [*jvm, "kafka.tools.StorageTool", "format", "-t", cluster_id, "-c", str(config)],
+                capture_output=True,
+                text=True,
+                check=False,
+            )
+            if fmt.returncode != 0:
+                raise DevStackError(
+                    f"formatting KRaft storage of node {node.node_id} failed: "
+                    f"{(fmt.stdout + fmt.stderr).strip()[-300:]}"
+                )
+        with (logs / "stdout.log").open("ab") as out:
+            proc = subprocess.Popen(
+                [*jvm, "kafka.Kafka", str(config)],
+                stdin=subprocess.DEVNULL,
+                stdout=out,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,  # survives the CLI and its Ctrl-C
+            )
+        started.append(
+            RunningNode(
+                node_id=node.node_id,
+                pid=proc.pid,
+                port=node.port,
+                controller_port=node.controller_port,
+                config=str(config),
+                log_dir=str(logs),
+                proc_start=_proc_start(proc.pid),
+            )
+        )
+    return Stack(
+        version=version,
+        brokers=layout.brokers,
+        base_port=layout.base_port,
+        bootstrap=layout.bootstrap,
+        started_at=time.time(),
+        nodes=tuple(started),
+    )
+
+
+def min_heap(heap: str) -> str:
+    """Initial heap: a quarter of the maximum (at least 64m), so idle brokers stay small."""
+    match = re.fullmatch(r"(\d+)([mMgG])", heap)
+    if match is None:
+        raise DevStackError(f"--heap {heap!r}: expected a size like 512m or 1g")
+    mib = int(match.group(1)) * (1024 if match.group(2) in "gG" else 1)
+    return f"{max(64, mib // 4)}m"
+
+
+def _wait_ready(stack: Stack, timeout: float) -> None:
+    deadline = time.monotonic() + timeout
+    while True:
+        for node in stack.nodes:
+            if not is_alive(node):
+                raise DevStackError(
+                    f"Kafka node {node.node_id} (pid {node.pid}) exited during startup: "
+                    f"{_log_tail(Path(node.log_dir))} (logs: {node.log_dir})"
+                )
+        if cluster_brokers(stack.bootstrap, timeout=2.0) == len(stack.nodes):
+            return
+        if time.monotonic() > deadline:
+            raise DevStackError(
+                f"Kafka at {stack.bootstrap} did not answer metadata requests with "
+                f"{len(stack.nodes)} broker(s) within {timeout:.0f} s "
+                f"(logs: {stack.nodes[0].log_dir})"
+            )
+        time.sleep(0.3)
+
+
+def _stop(stack: Stack, echo: Echo) -> list[int]:
+    """Send SIGTERM to the stack's live nodes, SIGKILL after STOP_TIMEOUT_S; return PIDs stopped."""
+    targets = [n for n in stack.nodes if is_alive(n)]
+    for node in stack.nodes:
+        if node not in targets:
+            echo(f"node {node.node_id}: pid {node.pid} is no longer its broker; leaving it alone")
+    for node in targets:
+        os.kill(node.pid, signal.SIGTERM)
+    deadline = time.monotonic() + STOP_TIMEOUT_S
+    while time.monotonic() < deadline and any(is_alive(n) for n in targets):
+        time.sleep(0.2)
+    for node in targets:
+        if is_alive(node):
+            echo(
+                f"node {node.node_id} (pid {node.pid}) ignored SIGTERM for "
+                f"{STOP_TIMEOUT_S:.0f} s; killing it"
+            )
+            os.kill(node.pid, signal.SIGKILL)
+            while is_alive(node):
+                time.sleep(0.1)
+    return [n.pid for n in targets]
+
+
+def down(settings: Settings, *, purge: bool = False, echo: Echo = print) -> list[int]:
+    """Stop exactly the processes `up` recorded; with `purge`, delete their data too."""
+    with _locked(settings):
+        stack = read_stack(settings)
+        stopped: list[int] = []
+        if stack is not None:
+            stopped = _stop(stack, echo)
+            _stack_file(settings).unlink()
+        if purge:
+            for cluster in stack_dir(settings).glob("cluster-*"):
+                shutil.rmtree(cluster)
+        return stopped
+
+
+# --------------------------------------------------------------------------- CLI
+
+
+def _settings(state_dir: str | None) -> Settings:
+    return Settings.load(state_dir=state_dir)
+
+
+_state_dir_option = click.option(
+    "--state-dir",
+    type=click.Path(file_okay=False),
+    default=None,
+    help="State directory (env OUTCOMES_STATE_DIR; default: <repo>/.state).",
+)
+
+
+@click.group()
+def dev() -> None:
+    """Run a real Apache Kafka (KRaft) on 127.0.0.1 for development and tests."""
+
+
+@dev.command("up")
+@click.option(
+    "--brokers",
+    type=click.Choice(["1", "3"]),
+    default="1",
+    show_default=True,
+    help="1: one broker+controller. 3: three nodes, replication 3, min.insync.replicas 2.",
+)
+@click.option(
+    "--port",
+    type=int,
+    default=DEFAULT_PORT,
+    show_default=True,
+    help="First broker port; others follow; controllers listen 100 above.",
+)
+@click.option("--heap", default=DEFAULT_HEAP, show_default=True, help="JVM -Xmx per broker.")
+@click.option(
+    "--timeout",
+    type=float,
+    default=READY_TIMEOUT_S,
+    show_default=True,
+    help="Seconds to wait for the cluster to answer metadata requests.",
+)
+@_state_dir_option
+def up_command(brokers: str, port: int, heap: str, timeout: float, state_dir: str | None) -> None:
+    """Start the dev Kafka cluster (a no-op when it already runs).
+
+    The first run fetches Apache Kafka with Maven into ~/.cache/outcomes; later runs
+    need no network. Data persists across `down`/`up` until `down --purge`.
+    """
+    settings = _settings(state_dir)
+    try:
+        result = up(
+            settings,
+            Layout(int(brokers), port),
+            heap=heap,
+            ready_timeout=timeout,
+            echo=lambda m: click.echo(m, err=True),
+        )
+    except DevStackError as exc:
+        raise click.ClickException(str(exc)) from None
+    stack = result.stack
+    if result.started:
+        click.echo(
+            f"Kafka {stack.version} up: {stack.brokers} broker(s) at {stack.bootstrap} "
+            f"in {result.seconds:.1f} s (state: {stack_dir(settings)})"
+        )
+    else:
+        click.echo(f"Kafka {stack.version} already running at {stack.bootstrap}; nothing to do")
+    if stack.bootstrap != Settings().bootstrap:
+        click.echo(f"export OUTCOMES_BOOTSTRAP={stack.bootstrap}")
+
+
+@dev.command("status")
+@_state_dir_option
+def status_command(state_dir: str | None) -> None:
+    """Show the dev cluster's nodes; exit 1 unless every node runs and answers."""
+    from rich.console import Console
+    from rich.table import Table
+
+    settings = _settings(state_dir)
+    try:
+        stack = read_stack(settings)
+    except DevStackError as exc:
+        raise click.ClickException(str(exc)) from None
+    if stack is None:
+        click.echo(f"dev Kafka is not running (no {_stack_file(settings)})")
+        raise SystemExit(1)
+    table = Table(title=f"Kafka {stack.version} dev stack ({stack.bootstrap})")
+    for column in ("node", "pid", "state", "broker", "controller", "RSS", "uptime", "logs"):
+        table.add_column(column)
+    healthy = True
+    for node in stack.nodes:
+        alive = is_alive(node)
+        healthy &= alive
+        rss = rss_bytes(node.pid) if alive else None
+        table.add_row(
+            str(node.node_id),
+            str(node.pid),
+            "running" if alive else "[red]dead[/red]",
+            f"127.0.0.1:{node.port}",
+            f"127.0.0.1:{node.controller_port}",
+            f"{rss / 2**20:.0f} MiB" if rss else "-",
+            f"{time.time() - stack.started_at:.0f} s" if alive else "-",
+            node.log_dir,
+        )
+    Console().print(table)
+    answering = cluster_brokers(stack.bootstrap) if healthy else None
+    if answering == len(stack.nodes):
+        click.echo(f"metadata: {answering} broker(s) answer at {stack.bootstrap}")
+    else:
+        click.echo(f"metadata: {answering or 0} of {len(stack.nodes)} broker(s) answer")
+        raise SystemExit(1)
+
+
+@dev.command("down")
+@click.option("--purge", is_flag=True, help="Also delete the brokers' data (topics, offsets).")
+@_state_dir_option
+def down_command(purge: bool, state_dir: str | None) -> None:
+    """Stop exactly the broker processes `dev up` started."""
+    settings = _settings(state_dir)
+    try:
+        stopped = down(settings, purge=purge, echo=lambda m: click.echo(m, err=True))
+    except DevStackError as exc:
+        raise click.ClickException(str(exc)) from None
+    if stopped:
+        click.echo(f"stopped Kafka (pid {', '.join(map(str, stopped))})")
+    else:
+        click.echo("dev Kafka was not running; nothing to stop")
+    if purge:
+        click.echo(f"deleted broker data under {stack_dir(settings)}")
