@@ -7,6 +7,7 @@ for importing faust, confluent-kafka or ClickHouse drivers they do not use.
 from __future__ import annotations
 
 import importlib
+import importlib.util
 from importlib.metadata import version
 
 import click

@@ -1,0 +1,255 @@
+"""The reducer: `fold(state, event) -> (state, outputs)`, and an engine over many runs.
+
+Folding an event adds it to the run's fact set; when the run has an account (SPEC 3.1)
+and the account's content changed, it emits the next revision, its notification and any
+provenance finding rows. Retrieval and injection events emit their journal rows the
+first time they are applied. Redelivery of an event (same id, same content) emits
+nothing; the same id with different content is rejected (`event_id_conflict`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Iterator
+from typing import Any
+
+from reducers import events as ev
+from reducers.account import assemble
+from reducers.errors import InvalidEvent
+from reducers.records import OutputRecord
+from reducers.state import RunState
+from reducers.timefmt import format_rfc3339
+
+# Account fields grouped under the names the `changes` list uses (SPEC section 3).
+CHANGE_SECTIONS: dict[str, tuple[str, ...]] = {
+    "status": ("status",),
+    "predicates": ("predicates",),
+    "checks": ("checks",),
+    "effects": ("effects",),
+    "artifacts": ("artifacts",),
+    "contradictions": ("contradictions",),
+    "findings": ("provenance_findings",),
+    # Beyond the SPEC's list, so that every revision names what made it.
+    "dimensions": ("dimensions",),
+    "actions": ("actions",),
+    "workflow_status": ("workflow_status",),
+    "goal": ("goal_revision", "ignored_goal_proposals"),
+    "candidate": ("candidate_snapshot",),
+}
+
+# Events whose application can never change an account's content.
+_INERT = (ev.RunStarted, ev.NarrativeSubmitted)
+_ACCOUNT_OPENERS = ("finalize.requested", "run.cancelled", "run.interrupted")
+
+
+def fold(state: RunState, event: ev.Event) -> tuple[RunState, list[OutputRecord]]:
+    """Apply one event to its run's state; return the state and the outputs it caused.
+
+    Raises `InvalidEvent("event_id_conflict")` (leaving the state untouched) when the id
+    was applied before with different content.
+    """
+    if event.run_id != state.run_id:
+        raise ValueError(f"event {event.event_id} belongs to {event.run_id}, not {state.run_id}")
+    known = state.events.get(event.event_id)
+    if known is not None:
+        if known == event:
+            return state, []
+        raise InvalidEvent(
+            "event_id_conflict",
+            f"event_id {event.event_id} was applied before with different content "
+            f"(first: {known.TYPE} at {format_rfc3339(known.occurred_at)})",
+        )
+    state.add(event)
+    outputs = list(_journal_rows(event))
+    if isinstance(event, _INERT) or not any(state.lifecycle.get(t) for t in _ACCOUNT_OPENERS):
+        return state, outputs
+    content = assemble(state)
+    if content is not None and content != state.last_content:
+        outputs += _revise(state, content, event)
+    return state, outputs
+
+
+def _revise(state: RunState, content: dict[str, Any], trigger: ev.Event) -> list[OutputRecord]:
+    previous = state.last_content
+    state.revision += 1
+    revision = state.revision
+    supersedes = revision - 1 if revision > 1 else None
+    assert state.cutoff is not None
+    cutoff = format_rfc3339(state.cutoff)
+    revision_id = f"{state.run_id}:{revision}"
+    body = {
+        "revision_id": revision_id,
+        **content,
+        "revision": revision,
+        "supersedes": supersedes,
+        "state_revision": state.state_revision,
+        "observation_cutoff": cutoff,
+        "trigger_event_id": trigger.event_id,
+        "changes": _changes(previous, content),
+    }
+    state.last_content = content
+    outputs = [OutputRecord("account_revision", state.run_id, revision_id, body)]
+    if previous is None or _notifiable(previous, content):
+        notification = {
+            "notification_id": revision_id,
+            "run_id": state.run_id,
+            "kind": "account.final" if previous is None else "account.superseded",
+            "revision": revision,
+            "supersedes": supersedes,
+            "status": content["status"],
+            "previous_status": previous["status"] if previous else None,
+            "completion_automation": content["status"] == "complete",
+            "observation_cutoff": cutoff,
+        }
+        outputs.append(OutputRecord("notification", state.run_id, revision_id, notification))
+    outputs += _finding_rows(state, previous, content, trigger, revision)
+    return outputs
+
+
+def _changes(previous: dict[str, Any] | None, content: dict[str, Any]) -> list[str]:
+    if previous is None:
+        return []
+    return sorted(
+        name
+        for name, keys in CHANGE_SECTIONS.items()
+        if any(previous[key] != content[key] for key in keys)
+    )
+
+
+def _required_states(content: dict[str, Any]) -> dict[str, str]:
+    return {p["id"]: p["state"] for p in content["predicates"] if p["required"]}
+
+
+def _unresolved(content: dict[str, Any]) -> set[str]:
+    return {e["intent_id"] for e in content["effects"] if e["unresolved"]}
+
+
+def _notifiable(previous: dict[str, Any], content: dict[str, Any]) -> bool:
+    """SPEC section 4: status, a required predicate's state, contradictions or unresolved
+    effects changed."""
+    return (
+        previous["status"] != content["status"]
+        or _required_states(previous) != _required_states(content)
+        or previous["contradictions"] != content["contradictions"]
+        or _unresolved(previous) != _unresolved(content)
+    )
+
+
+def _finding_rows(
+    state: RunState,
+    previous: dict[str, Any] | None,
+    content: dict[str, Any],
+    trigger: ev.Event,
+    revision: int,
+) -> Iterator[OutputRecord]:
+    before = {(f["kind"], f["subject"]): f for f in (previous or {}).get("provenance_findings", [])}
+    after = {(f["kind"], f["subject"]): f for f in content["provenance_findings"]}
+    for key in sorted(before.keys() | after.keys()):
+        if (key in before) == (key in after):
+            continue
+        change, finding = ("raised", after[key]) if key in after else ("withdrawn", before[key])
+        kind, subject = key
+        row_id = f"{state.run_id}:finding:{kind}:{subject}:{revision}"
+        yield OutputRecord(
+            "provenance_row",
+            state.run_id,
+            row_id,
+            {
+                "row_id": row_id,
+                "run_id": state.run_id,
+                "row_type": "finding",
+                "event_id": trigger.event_id,
+                "occurred_at": format_rfc3339(trigger.occurred_at),
+                "retrieval": None,
+                "injection": None,
+                "finding": {
+                    "kind": kind,
+                    "subject": subject,
+                    "evidence": finding["evidence"],
+                    "change": change,
+                    "revision": revision,
+                },
+            },
+        )
+
+
+def _journal_rows(event: ev.Event) -> Iterator[OutputRecord]:
+    """Retrieval and injection receipts as journal rows, once per applied event."""
+    if isinstance(event, ev.RetrievalEvaluated):
+        for c in event.candidates:
+            row_id = f"{event.run_id}:retrieval:{event.retrieval_id}:{c.candidate_id}"
+            retrieval = {
+                "retrieval_id": event.retrieval_id,
+                "job_id": event.job_id,
+                "query_hash": event.query_hash,
+                "algorithm": event.algorithm,
+                "config_hash": event.config_hash,
+                "candidate_id": c.candidate_id,
+                "source_type": c.source_type,
+                "source_event_id": c.source_event_id,
+                "rank": c.rank,
+                "score": c.score,
+                "eligible": c.eligible,
+                "decision": c.decision,
+                "withhold_reason": c.withhold_reason,
+            }
+            yield _provenance(event, row_id, "retrieval_candidate", retrieval=retrieval)
+    elif isinstance(event, ev.InjectionRecorded):
+        row_id = f"{event.run_id}:injection:{event.injection_id}:{event.event_id}"
+        injection = {
+            "injection_id": event.injection_id,
+            "model_call_id": event.model_call_id,
+            "retrieval_id": event.retrieval_id,
+            "candidate_ids": list(event.candidate_ids),
+            "block_hash": event.block_hash,
+            "block_bytes": event.block_bytes,
+            "location": event.location,
+            "range_start": event.range_start,
+            "range_end": event.range_end,
+            "confirmed": event.confirmed,
+            "removed_before_inference": event.removed_before_inference,
+        }
+        yield _provenance(event, row_id, "context_injection", injection=injection)
+
+
+def _provenance(
+    event: ev.Event,
+    row_id: str,
+    row_type: str,
+    retrieval: dict[str, Any] | None = None,
+    injection: dict[str, Any] | None = None,
+) -> OutputRecord:
+    body = {
+        "row_id": row_id,
+        "run_id": event.run_id,
+        "row_type": row_type,
+        "event_id": event.event_id,
+        "occurred_at": format_rfc3339(event.occurred_at),
+        "retrieval": retrieval,
+        "injection": injection,
+        "finding": None,
+    }
+    return OutputRecord("provenance_row", event.run_id, row_id, body)
+
+
+class Engine:
+    """Runs `fold` over many runs, keeping each run's state in memory."""
+
+    def __init__(self) -> None:
+        self.runs: dict[str, RunState] = {}
+
+    def state(self, run_id: str) -> RunState:
+        state = self.runs.get(run_id)
+        if state is None:
+            state = self.runs[run_id] = RunState(run_id)
+        return state
+
+    def apply(self, event: ev.Event) -> list[OutputRecord]:
+        """Fold one event into its run; raises `InvalidEvent` for an id conflict."""
+        _, outputs = fold(self.state(event.run_id), event)
+        return outputs
+
+    def apply_all(self, events: Iterable[ev.Event]) -> list[OutputRecord]:
+        outputs: list[OutputRecord] = []
+        for event in events:
+            outputs += self.apply(event)
+        return outputs

@@ -1,0 +1,222 @@
+"""Validating parser from canonical JSON (or decoded Avro) mappings to event values.
+
+Parsers are derived once per event class from its annotations, so the dataclasses in
+`reducers.events` stay the one description of the contract. Any violation raises
+`InvalidEvent` with the SPEC's reason (`schema_violation`, `too_large`) and a message
+that names the field.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import types
+import typing
+from collections.abc import Callable, Mapping
+from functools import cache
+from typing import Any
+
+from reducers.errors import InvalidEvent
+from reducers.events import EVENT_CLASSES, Event
+from reducers.limits import Limits
+from reducers.timefmt import format_rfc3339, parse_rfc3339
+
+Converter = Callable[[Any, str], Any]
+
+_INT32 = (-(2**31), 2**31 - 1)
+_ID_FIELDS = frozenset({"event_id", "run_id"})
+_ID_MAX_CHARS = 128
+_MINIMUM = {"goal_revision": 1, "tests_executed": 0}
+
+
+def _violation(path: str, message: str) -> InvalidEvent:
+    return InvalidEvent("schema_violation", f"{path}: {message}")
+
+
+def _string(limits: Limits) -> Converter:
+    max_bytes = limits.max_string_bytes
+
+    def convert(value: Any, path: str) -> str:
+        if type(value) is not str:
+            raise _violation(path, f"expected a string, got {type(value).__name__}")
+        # A UTF-8 character takes at most 4 bytes: encode only when it could matter.
+        if len(value) * 4 > max_bytes and len(value.encode("utf-8")) > max_bytes:
+            raise InvalidEvent(
+                "too_large", f"{path}: string of {len(value.encode())} bytes exceeds {max_bytes}"
+            )
+        return value
+
+    return convert
+
+
+def _identifier(value: Any, path: str) -> str:
+    if type(value) is not str:
+        raise _violation(path, f"expected a string, got {type(value).__name__}")
+    if not 1 <= len(value) <= _ID_MAX_CHARS:
+        raise _violation(path, f"must be 1..{_ID_MAX_CHARS} characters, got {len(value)}")
+    return value
+
+
+def _integer(name: str) -> Converter:
+    low = _MINIMUM.get(name, _INT32[0])
+
+    def convert(value: Any, path: str) -> int:
+        if type(value) is not int:
+            raise _violation(path, f"expected an integer, got {type(value).__name__}")
+        if not low <= value <= _INT32[1]:
+            raise _violation(path, f"{value} is outside {low}..{_INT32[1]}")
+        return value
+
+    return convert
+
+
+def _double(value: Any, path: str) -> float:
+    if type(value) not in (float, int):
+        raise _violation(path, f"expected a number, got {type(value).__name__}")
+    number = float(value)
+    if not math.isfinite(number):
+        raise _violation(path, "must be a finite number")
+    return number
+
+
+def _boolean(value: Any, path: str) -> bool:
+    if type(value) is not bool:
+        raise _violation(path, f"expected true or false, got {type(value).__name__}")
+    return value
+
+
+def _timestamp(value: Any, path: str) -> int:
+    if type(value) is int:  # decoded Avro timestamp-micros
+        return value
+    if type(value) is not str:
+        raise _violation(path, "expected an RFC 3339 timestamp string")
+    try:
+        return parse_rfc3339(value)
+    except ValueError as exc:
+        raise _violation(path, str(exc)) from None
+
+
+def _enum(symbols: tuple[str, ...]) -> Converter:
+    allowed = frozenset(symbols)
+
+    def convert(value: Any, path: str) -> str:
+        if value not in allowed or type(value) is not str:
+            raise _violation(path, f"{value!r} is not one of {', '.join(symbols)}")
+        return str(value)
+
+    return convert
+
+
+def _optional(inner: Converter) -> Converter:
+    def convert(value: Any, path: str) -> Any:
+        return None if value is None else inner(value, path)
+
+    return convert
+
+
+def _sequence(inner: Converter, limits: Limits) -> Converter:
+    max_items = limits.max_list_items
+
+    def convert(value: Any, path: str) -> tuple[Any, ...]:
+        if type(value) is not list and type(value) is not tuple:
+            raise _violation(path, f"expected a list, got {type(value).__name__}")
+        if len(value) > max_items:
+            raise InvalidEvent(
+                "too_large", f"{path}: list of {len(value)} items exceeds {max_items}"
+            )
+        return tuple(inner(item, f"{path}[{index}]") for index, item in enumerate(value))
+
+    return convert
+
+
+def _converter(name: str, hint: Any, limits: Limits) -> Converter:
+    origin = typing.get_origin(hint)
+    if origin is types.UnionType or origin is typing.Union:
+        members = [arg for arg in typing.get_args(hint) if arg is not type(None)]
+        return _optional(_converter(name, members[0], limits))
+    if origin is typing.Literal:
+        return _enum(typing.get_args(hint))
+    if origin is tuple:
+        return _sequence(_converter(name, typing.get_args(hint)[0], limits), limits)
+    if dataclasses.is_dataclass(hint) and isinstance(hint, type):
+        return _record(hint, limits)
+    if name == "occurred_at":
+        return _timestamp
+    if name in _ID_FIELDS:
+        return _identifier
+    simple: dict[Any, Converter] = {
+        str: _string(limits),
+        int: _integer(name),
+        float: _double,
+        bool: _boolean,
+    }
+    if hint in simple:
+        return simple[hint]
+    raise TypeError(f"no converter for {name}: {hint!r}")
+
+
+def _record(cls: type[Any], limits: Limits, skip: frozenset[str] = frozenset()) -> Converter:
+    hints = typing.get_type_hints(cls)
+    names = [f.name for f in dataclasses.fields(cls) if f.name not in skip]
+    converters = [(name, _converter(name, hints[name], limits)) for name in names]
+    optional = frozenset(name for name in names if type(None) in typing.get_args(hints[name]))
+    known = frozenset(names) | skip
+
+    def convert(value: Any, path: str) -> Any:
+        if not isinstance(value, Mapping):
+            raise _violation(path or "event", f"expected an object, got {type(value).__name__}")
+        if len(value) > len(known) or not known.issuperset(value):
+            unknown = sorted(set(value) - known)
+            raise _violation(path or "event", f"unknown field(s) {', '.join(unknown)}")
+        args = []
+        for name, convert_field in converters:
+            field_path = f"{path}.{name}" if path else name
+            if name in value:
+                args.append(convert_field(value[name], field_path))
+            elif name in optional:
+                args.append(None)
+            else:
+                raise _violation(field_path, "missing")
+        return cls(*args)
+
+    return convert
+
+
+@cache
+def _event_parsers(limits: Limits) -> dict[str, Converter]:
+    return {
+        type_name: _record(cls, limits, skip=frozenset({"type"}))
+        for type_name, cls in EVENT_CLASSES.items()
+    }
+
+
+def parse_event(value: Any, limits: Limits = Limits()) -> Event:  # noqa: B008 - frozen value
+    """The event value for a canonical JSON object (or decoded Avro record).
+
+    Raises `InvalidEvent` naming the reason and the offending field.
+    """
+    if not isinstance(value, Mapping):
+        raise _violation("event", f"expected an object, got {type(value).__name__}")
+    type_name = value.get("type")
+    parser = _event_parsers(limits).get(type_name) if type(type_name) is str else None
+    if parser is None:
+        raise _violation("type", f"unknown event type {type_name!r}")
+    event: Event = parser(value, "")
+    return event
+
+
+def event_to_json(event: Event) -> dict[str, Any]:
+    """The canonical JSON object of an event (inverse of `parse_event`)."""
+    body: dict[str, Any] = {"type": event.TYPE}
+    for field in dataclasses.fields(event):
+        body[field.name] = _to_json(getattr(event, field.name))
+    body["occurred_at"] = format_rfc3339(event.occurred_at)
+    return body
+
+
+def _to_json(value: Any) -> Any:
+    if isinstance(value, tuple):
+        return [_to_json(item) for item in value]
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return {f.name: _to_json(getattr(value, f.name)) for f in dataclasses.fields(value)}
+    return value

@@ -1,0 +1,70 @@
+"""`outcomes replay`: run the reducers in process over JSONL or Avro files of events."""
+
+from __future__ import annotations
+
+import sys
+from itertools import chain
+from pathlib import Path
+from typing import BinaryIO
+
+import click
+
+from reducers.engine import Engine
+from reducers.records import OutputRecord
+from streams.replay import ReplayStats, file_items, replay_items
+from streams.settings import Settings
+
+
+@click.command()
+@click.argument(
+    "files", nargs=-1, required=True, type=click.Path(exists=True, dir_okay=False, path_type=Path)
+)
+@click.option(
+    "--out",
+    "out_path",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="Write the JSONL records here instead of standard output.",
+)
+@click.option(
+    "--clickhouse",
+    "clickhouse_dsn",
+    metavar="DSN",
+    help="Also sink every record into ClickHouse (chdb:///path or http://host:8123).",
+)
+def replay(files: tuple[Path, ...], out_path: Path | None, clickhouse_dsn: str | None) -> None:
+    """Fold the events of FILES (in file order) into outcome accounts.
+
+    Writes one JSON record per line, each with a `record` field (account_revision,
+    notification, provenance_row, claim_verdict, dead_letter). Invalid events become
+    dead letters and processing goes on. A summary goes to standard error.
+    """
+    settings = Settings.load()
+    limits = settings.limits
+    stats = ReplayStats()
+    items = chain.from_iterable(file_items(path, limits) for path in files)
+    records = replay_items(items, Engine(), limits, stats)
+    writer = None
+    if clickhouse_dsn:
+        from sinks.writer import ClickHouseWriter
+
+        writer = ClickHouseWriter(clickhouse_dsn)
+    out: BinaryIO
+    with out_path.open("wb") if out_path else _stdout() as out:
+        batch: list[OutputRecord] = []
+        for record in records:
+            out.write(record.to_json_line())
+            out.write(b"\n")
+            if writer is not None:
+                batch.append(record)
+                if len(batch) >= 5000:
+                    writer.write(batch)
+                    batch = []
+        if writer is not None:
+            writer.write(batch)
+            writer.close()
+    click.echo(stats.summary(), err=True)
+
+
+def _stdout() -> BinaryIO:
+    """Standard output as a binary stream that the `with` block may close safely."""
+    return open(sys.stdout.fileno(), "wb", closefd=False, buffering=1 << 16)
