@@ -1,0 +1,407 @@
+"""`outcomes topics`: every Kafka topic of the pipeline, declared once and ensured idempotently.
+
+The table (`topic_table`) is the only place that says how many partitions a topic has,
+how long it keeps data and how large a record may be. `outcomes topics ensure` creates
+what is missing and reports, without guessing, anything on the cluster that differs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Final, Literal
+
+import click
+
+from reducers.catalog import INPUT_TOPICS, OUTPUT_TOPICS, RUN_LOG_TOPIC
+from reducers.errors import OutcomesError
+from reducers.limits import Limits
+from streams.settings import Settings
+
+KiB: Final = 1024
+MiB: Final = 1024 * KiB
+DAY_MS: Final = 24 * 60 * 60 * 1000
+
+PARTITIONS: Final = 6
+"""Partitions of every topic. All topics are keyed by run_id and share one count, so a
+run lands on the same partition number everywhere (co-partitioning: the worker's
+per-partition state and any join stay local). Two cores today, room for six consumers."""
+
+FRAMING_BYTES: Final = 64 * KiB
+"""Headroom over the event limit for the Kafka key (run_id), headers and batch framing."""
+
+Role = Literal["input", "output", "internal"]
+
+
+class TopicsError(OutcomesError):
+    """Topics could not be listed, created or altered on the cluster.
+
+    Operators: check that the brokers answer at the bootstrap address (`outcomes dev
+    status` for the dev stack) and that the client may create and configure topics.
+    """
+
+
+class TopicDriftError(TopicsError):
+    """A topic on the cluster differs from the declared table.
+
+    Operators: config drift is repaired by `outcomes topics ensure --fix-config`.
+    Partition or replication drift cannot be repaired in place without reshuffling
+    runs across partitions: recreate the topic (in dev: `outcomes dev down --purge`).
+    """
+
+
+@dataclass(frozen=True)
+class TopicSpec:
+    """One row of the topic table."""
+
+    name: str
+    role: Role
+    partitions: int
+    cleanup_policy: Literal["delete", "compact"]
+    retention_ms: int  # -1: keep forever
+    max_message_bytes: int
+    why: str
+
+    def replication(self, brokers: int) -> int:
+        """Replication factor on a cluster of `brokers` brokers: min(3, brokers)."""
+        return max(1, min(3, brokers))
+
+    def configs(self, brokers: int) -> dict[str, str]:
+        """Topic-level configs, as Kafka spells them; compared verbatim for drift."""
+        return {
+            "cleanup.policy": self.cleanup_policy,
+            "retention.ms": str(self.retention_ms),
+            "max.message.bytes": str(self.max_message_bytes),
+            # With 3 replicas an acks=all write needs 2 of them; fewer replicas cannot
+            # ask for more than one without refusing every write while one is down.
+            "min.insync.replicas": "2" if self.replication(brokers) >= 3 else "1",
+        }
+
+
+def topic_table(limits: Limits | None = None) -> tuple[TopicSpec, ...]:
+    """The declared topics of the pipeline, sized from the event limits in force.
+
+    Sizing (`max.message.bytes`, which Kafka applies to a whole record batch, after
+    compression):
+    - input topics: the SPEC's event limit (1 MiB) plus 64 KiB for the key, headers and
+      batch framing, so an event at the limit is accepted and one a little over it still
+      reaches the worker, which dead-letters it as `too_large` instead of the producer
+      failing; anything far larger is refused by the broker at produce time.
+    - run log: carries the same events, so the same bound.
+    - dead letters: the raw rejected bytes (up to the input bound) plus origin metadata
+      and a message: 2 MiB.
+    - account revisions: one account folds a whole run (up to 10,000 artifacts per
+      snapshot, every predicate and check), so it can outgrow any one event: 8 MiB.
+    - notifications, provenance rows, claim verdicts: small records, 1 MiB.
+    Producers must allow the same size (librdkafka `message.max.bytes`, default 1 MB).
+
+    Retention: inputs 7 days (the worker folds them within seconds; a week lets an
+    operator replay after a fix); outputs 7 days except account revisions and dead
+    letters, 30 days (ClickHouse is their long-term home; dead letters wait for a
+    person). Nothing is compacted: every topic is keyed by run_id and every record
+    matters, and compaction would keep only the last record per run. The run log is
+    the worker's recovery source, so it is kept until deleted by an operator.
+    """
+    limits = limits or Limits()
+    input_max = limits.max_event_bytes + FRAMING_BYTES
+    week, month = 7 * DAY_MS, 30 * DAY_MS
+    inputs = tuple(
+        TopicSpec(name, "input", PARTITIONS, "delete", week, input_max, "input events")
+        for name in INPUT_TOPICS
+    )
+    outputs = {
+        "account_revision": (month, 8 * MiB, "account revisions; ClickHouse keeps them"),
+        "notification": (week, 1 * MiB, "account.final / account.superseded"),
+        "provenance_row": (week, 1 * MiB, "retrieval, injection and finding rows"),
+        "claim_verdict": (week, 1 * MiB, "narrative claim verdicts"),
+        "dead_letter": (month, 2 * MiB, "rejected raw bytes plus reason"),
+    }
+    unknown = set(OUTPUT_TOPICS) ^ set(outputs)
+    if unknown:
+        raise TopicsError(f"topic table and reducers.catalog disagree on outputs: {unknown}")
+    output_specs = tuple(
+        TopicSpec(OUTPUT_TOPICS[kind], "output", PARTITIONS, "delete", keep, size, why)
+        for kind, (keep, size, why) in outputs.items()
+    )
+    run_log = TopicSpec(
+        RUN_LOG_TOPIC, "internal", PARTITIONS, "delete", -1, input_max, "per-run ordered log"
+    )
+    return (*inputs, *output_specs, run_log)
+
+
+TOPICS: Final = topic_table()
+
+
+# --------------------------------------------------------------------------- ensure
+
+
+@dataclass(frozen=True)
+class Drift:
+    """One way a topic on the cluster differs from its row in the table."""
+
+    topic: str
+    setting: str  # "partitions", "replication" or a config name
+    declared: str
+    actual: str
+
+    @property
+    def fixable(self) -> bool:
+        return self.setting not in ("partitions", "replication")
+
+
+@dataclass
+class EnsureReport:
+    """What `ensure_topics` found and did."""
+
+    brokers: int
+    created: list[str] = field(default_factory=list)
+    unchanged: list[str] = field(default_factory=list)
+    fixed: list[Drift] = field(default_factory=list)
+    drift: list[Drift] = field(default_factory=list)
+
+    @property
+    def changed(self) -> bool:
+        return bool(self.created or self.fixed)
+
+
+def _admin(conf: Mapping[str, str]) -> Any:
+    from confluent_kafka.admin import AdminClient
+
+    return AdminClient(dict(conf))
+
+
+def ensure_topics(
+    kafka_conf: Mapping[str, str],
+    table: Sequence[TopicSpec] = TOPICS,
+    *,
+    fix_config: bool = False,
+    timeout: float = 30.0,
+) -> EnsureReport:
+    """Create the table's missing topics; report (and with `fix_config`, repair) drift."""
+    from confluent_kafka import KafkaError, KafkaException
+    from confluent_kafka.admin import (
+        AlterConfigOpType,
+        ConfigEntry,
+        ConfigResource,
+        NewTopic,
+    )
+
+    admin = _admin(kafka_conf)
+    try:
+        metadata = admin.list_topics(timeout=timeout)
+    except KafkaException as exc:
+        raise TopicsError(
+            f"no Kafka broker answered at {kafka_conf.get('bootstrap.servers')}: {exc}"
+        ) from None
+    brokers = len(metadata.brokers)
+    report = EnsureReport(brokers=brokers)
+
+    missing = [spec for spec in table if spec.name not in metadata.topics]
+    if missing:
+        futures = admin.create_topics(
+            [
+                NewTopic(
+                    spec.name,
+                    num_partitions=spec.partitions,
+                    replication_factor=spec.replication(brokers),
+                    config=spec.configs(brokers),
+                )
+                for spec in missing
+            ],
+            operation_timeout=timeout,
+            request_timeout=timeout,
+        )
+        for name, future in futures.items():
+            try:
+                future.result()
+            except KafkaException as exc:
+                error = exc.args[0]
+                if error.code() != KafkaError.TOPIC_ALREADY_EXISTS:
+                    raise TopicsError(f"creating {name} failed: {error.str()}") from None
+                continue  # created concurrently by another `ensure`: checked for drift below
+            report.created.append(name)
+        metadata = admin.list_topics(timeout=timeout)
+
+    existing = [spec for spec in table if spec.name not in report.created]
+    if not existing:
+        return report
+    resources = [ConfigResource(ConfigResource.Type.TOPIC, spec.name) for spec in existing]
+    described = admin.describe_configs(resources, request_timeout=timeout)
+    actual_configs: dict[str, dict[str, str]] = {}
+    for resource, future in described.items():
+        try:
+            entries = future.result()
+        except KafkaException as exc:
+            raise TopicsError(f"describing {resource.name} failed: {exc.args[0]}") from None
+        actual_configs[resource.name] = {k: str(e.value) for k, e in entries.items()}
+
+    for spec in existing:
+        topic_md = metadata.topics[spec.name]
+        drifts: list[Drift] = []
+        partitions = len(topic_md.partitions)
+        if partitions != spec.partitions:
+            drifts.append(Drift(spec.name, "partitions", str(spec.partitions), str(partitions)))
+        replication = min((len(p.replicas) for p in topic_md.partitions.values()), default=0)
+        if replication != spec.replication(brokers):
+            drifts.append(
+                Drift(spec.name, "replication", str(spec.replication(brokers)), str(replication))
+            )
+        actual = actual_configs[spec.name]
+        for key, value in spec.configs(brokers).items():
+            if actual.get(key) != value:
+                drifts.append(Drift(spec.name, key, value, str(actual.get(key))))
+        fixable = [d for d in drifts if d.fixable]
+        if fix_config and fixable:
+            resource = ConfigResource(
+                ConfigResource.Type.TOPIC,
+                spec.name,
+                incremental_configs=[
+                    ConfigEntry(d.setting, d.declared, incremental_operation=AlterConfigOpType.SET)
+                    for d in fixable
+                ],
+            )
+            for future in admin.incremental_alter_configs([resource]).values():
+                try:
+                    future.result()
+                except KafkaException as exc:
+                    raise TopicsError(f"altering {spec.name} failed: {exc.args[0].str()}") from None
+            report.fixed.extend(fixable)
+            drifts = [d for d in drifts if not d.fixable]
+        if drifts:
+            report.drift.extend(drifts)
+        elif not any(d.topic == spec.name for d in report.fixed):
+            report.unchanged.append(spec.name)
+    return report
+
+
+# --------------------------------------------------------------------------- aiokafka
+
+
+def aiokafka_options(settings: Settings) -> dict[str, Any]:
+    """Keyword arguments for aiokafka clients (faust's transport) from the same Settings.
+
+    `Settings.kafka_config()` speaks librdkafka; aiokafka names the same bootstrap, TLS
+    and SASL options differently and wants an `ssl.SSLContext` instead of file paths.
+    """
+    options: dict[str, Any] = {
+        "bootstrap_servers": settings.bootstrap.split(","),
+        "security_protocol": settings.security_protocol,
+    }
+    if settings.security_protocol in ("SSL", "SASL_SSL"):
+        from aiokafka.helpers import create_ssl_context
+
+        options["ssl_context"] = create_ssl_context(
+            cafile=settings.ssl_cafile,
+            certfile=settings.ssl_certfile,
+            keyfile=settings.ssl_keyfile,
+        )
+    if settings.sasl_mechanism is not None:
+        options["sasl_mechanism"] = settings.sasl_mechanism
+        options["sasl_plain_username"] = settings.sasl_username
+        options["sasl_plain_password"] = settings.sasl_password
+    return options
+
+
+# --------------------------------------------------------------------------- CLI
+
+
+def _human_ms(ms: int) -> str:
+    if ms < 0:
+        return "forever"
+    return f"{ms / DAY_MS:g} d" if ms % DAY_MS == 0 else f"{ms} ms"
+
+
+def _human_retention(spec: TopicSpec) -> str:
+    if spec.retention_ms < 0:
+        return "kept forever"
+    verb = "deleted" if spec.cleanup_policy == "delete" else "compacted"
+    return f"{verb} after {_human_ms(spec.retention_ms)}"
+
+
+def _human_bytes(n: int) -> str:
+    return f"{n / MiB:g} MiB" if n % MiB == 0 else f"{n / KiB:g} KiB"
+
+
+@click.group()
+def topics() -> None:
+    """Declare and create the pipeline's Kafka topics."""
+
+
+_bootstrap_option = click.option(
+    "--bootstrap",
+    default=None,
+    help="Kafka bootstrap servers (env OUTCOMES_BOOTSTRAP; default 127.0.0.1:9092).",
+)
+
+
+@topics.command("show")
+def show_command() -> None:
+    """Print the declared topic table (no broker needed)."""
+    from rich.console import Console
+    from rich.table import Table
+
+    settings = Settings.load()
+    table = Table(title="outcomes topics")
+    for column in ("topic", "role", "partitions", "cleanup", "retention", "max record", "why"):
+        table.add_column(column)
+    for spec in topic_table(settings.limits):
+        table.add_row(
+            spec.name,
+            spec.role,
+            str(spec.partitions),
+            spec.cleanup_policy,
+            _human_ms(spec.retention_ms),
+            _human_bytes(spec.max_message_bytes),
+            spec.why,
+        )
+    Console().print(table)
+
+
+@topics.command("ensure")
+@_bootstrap_option
+@click.option(
+    "--fix-config",
+    is_flag=True,
+    help="Set drifted topic configs back to the table (partitions are never changed).",
+)
+def ensure_command(bootstrap: str | None, fix_config: bool) -> None:
+    """Create missing topics; report drift from the table (exit 1 while any remains).
+
+    Idempotent: a second run creates nothing and says so.
+    """
+    settings = Settings.load(bootstrap=bootstrap)
+    table = topic_table(settings.limits)
+    try:
+        report = ensure_topics(settings.kafka_config(), table, fix_config=fix_config)
+    except TopicsError as exc:
+        raise click.ClickException(str(exc)) from None
+    by_name = {spec.name: spec for spec in table}
+    for name in report.created:
+        spec = by_name[name]
+        click.echo(
+            f"created {name}: {spec.partitions} partitions, replication "
+            f"{spec.replication(report.brokers)}, {_human_retention(spec)}, "
+            f"max record {_human_bytes(spec.max_message_bytes)}"
+        )
+    for d in report.fixed:
+        click.echo(f"fixed   {d.topic}: {d.setting} {d.actual} -> {d.declared}")
+    for d in report.drift:
+        remedy = (
+            "run `outcomes topics ensure --fix-config`"
+            if d.fixable
+            else "cannot be changed in place; recreate the topic"
+        )
+        click.echo(
+            f"DRIFT   {d.topic}: {d.setting} is {d.actual}, table says {d.declared} ({remedy})"
+        )
+    drifted = len({d.topic for d in report.drift})
+    summary = (
+        f"{len(table)} topics on {report.brokers} broker(s) at {settings.bootstrap}: "
+        f"{len(report.created)} created, {len({d.topic for d in report.fixed})} fixed, "
+        f"{len(report.unchanged)} unchanged, {drifted} drifted"
+    )
+    if not report.changed and not report.drift:
+        summary += "; nothing to do"
+    click.echo(summary)
+    if report.drift:
+        raise SystemExit(1)
