@@ -6,14 +6,17 @@ bookkeeping fields `revision`, `supersedes`, `state_revision`, `observation_cuto
 (`occurred_at`, `event_id`), a total order, so the result depends on the set of events
 only, never on the order they arrived in.
 
-Index reads use `.get()`: the state's indexes are defaultdicts and assembly must not
-add keys to them.
+The account is built from sections (goal, candidate, checks, effects, actions, …). Each
+section declares the categories of events it reads; its result is cached in the state
+and recomputed only when one of those categories received an event, so a late receipt
+re-derives the effects, not the whole account. Index reads use `.get()`: the state's
+indexes are defaultdicts and assembly must not add keys to them.
 """
 
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
@@ -23,6 +26,8 @@ from reducers.state import RunState
 from reducers.timefmt import format_rfc3339
 
 E = TypeVar("E", bound=ev.Event)
+T = TypeVar("T")
+Json = dict[str, Any]
 
 PRESENT_CHANGES = frozenset({"added", "modified", "generated", "renamed"})
 REMOVED_CHANGES = frozenset({"deleted", "excluded", "quarantined"})
@@ -48,7 +53,7 @@ def _ids(events: Iterable[ev.Event]) -> list[str]:
     return sorted({event.event_id for event in events})
 
 
-def _evidence(event: ev.Event, value: str) -> dict[str, Any]:
+def _evidence(event: ev.Event, value: str) -> Json:
     return {
         "event_id": event.event_id,
         "value": value,
@@ -56,11 +61,11 @@ def _evidence(event: ev.Event, value: str) -> dict[str, Any]:
     }
 
 
-def _sorted_evidence(items: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def _sorted_evidence(items: list[Json]) -> list[Json]:
     return sorted(items, key=lambda item: (item["occurred_at"], item["event_id"], item["value"]))
 
 
-def _predicate(pid: str, state: str, reason: str, evidence: Iterable[ev.Event]) -> dict[str, Any]:
+def _predicate(pid: str, state: str, reason: str, evidence: Iterable[ev.Event]) -> Json:
     return {
         "id": pid,
         "required": True,
@@ -68,6 +73,22 @@ def _predicate(pid: str, state: str, reason: str, evidence: Iterable[ev.Event]) 
         "reason": reason,
         "evidence": _ids(evidence),
     }
+
+
+def _contradiction(subject: str, kind: str, evidence: list[Json]) -> Json:
+    return {"subject": subject, "kind": kind, "evidence": _sorted_evidence(evidence)}
+
+
+def _section(state: RunState, name: str, reads: tuple[str, ...], build: Callable[[], T]) -> T:
+    """`build()`, or its cached result if no event of the categories it reads arrived since."""
+    stamp = tuple(state.generations[category] for category in reads)
+    cached = state.cache.get(name)
+    if cached is not None and cached[0] == stamp:
+        result: T = cached[1]
+        return result
+    result = build()
+    state.cache[name] = (stamp, result)
+    return result
 
 
 # -- snapshots ---------------------------------------------------------------------------
@@ -88,15 +109,26 @@ class SnapshotView:
     def of(cls, snapshot_id: str, reports: Sequence[ev.WorkspaceSnapshotted]) -> SnapshotView:
         chosen = latest(reports)
         assert chosen is not None
-        variants = {(r.base_revision, frozenset(r.artifacts)) for r in reports}
+        first = reports[0]
+        conflict = any(
+            r.base_revision != first.base_revision or set(r.artifacts) != set(first.artifacts)
+            for r in reports[1:]
+        )
         return cls(
             snapshot_id=snapshot_id,
             reports=tuple(reports),
             sealed=any(r.sealed for r in reports),
-            conflict=len(variants) > 1,
+            conflict=conflict,
             base_revision=chosen.base_revision,
             inventory={a.path: a for a in chosen.artifacts},
         )
+
+
+def _views(state: RunState) -> dict[str, SnapshotView]:
+    def build() -> dict[str, SnapshotView]:
+        return {sid: SnapshotView.of(sid, reports) for sid, reports in state.snapshots.items()}
+
+    return _section(state, "views", ("workspace",), build)
 
 
 def _variant_value(report: ev.WorkspaceSnapshotted) -> str:
@@ -116,62 +148,100 @@ def _sensitive_difference(a: SnapshotView, b: SnapshotView) -> bool:
     return False
 
 
-# -- the assembler -----------------------------------------------------------------------
+def _snapshot_conflicts(state: RunState) -> list[Json]:
+    def build() -> list[Json]:
+        return [
+            _contradiction(
+                f"snapshot:{view.snapshot_id}",
+                "snapshot_conflict",
+                [_evidence(r, _variant_value(r)) for r in view.reports],
+            )
+            for _, view in sorted(_views(state).items())
+            if view.conflict
+        ]
+
+    return _section(state, "snapshot_conflicts", ("workspace",), build)
 
 
-class _Assembly:
-    """One assembly pass over a run's state. Build with `assemble(state)`."""
+# -- when an account exists, and what it judges -----------------------------------------
 
-    def __init__(self, state: RunState) -> None:
-        self.s = state
-        self.contradictions: list[dict[str, Any]] = []
-        self._views: dict[str, SnapshotView] = {}
 
-    def view(self, snapshot_id: str | None) -> SnapshotView | None:
-        if snapshot_id is None:
-            return None
-        if snapshot_id not in self._views:
-            reports = self.s.snapshots.get(snapshot_id)
-            if not reports:
-                return None
-            self._views[snapshot_id] = SnapshotView.of(snapshot_id, reports)
-        return self._views[snapshot_id]
+@dataclass(frozen=True, slots=True)
+class Candidate:
+    """Whether an account exists, and the snapshot it judges."""
 
-    # -- when an account exists, and what it judges ---------------------------------------
+    exists: bool
+    snapshot: SnapshotView | None
 
-    def _ready(self, request: ev.Event) -> bool:
-        assert isinstance(request, ev.FinalizeRequested)
-        if request.candidate_snapshot is None:
-            return True
-        view = self.view(request.candidate_snapshot)
-        return view is not None and view.sealed
 
-    def candidate(self) -> tuple[bool, SnapshotView | None, ev.Event | None]:
-        """(account exists, candidate snapshot, the finalize request that named it)."""
-        lifecycle = self.s.lifecycle
-        ready = latest(r for r in lifecycle.get("finalize.requested", ()) if self._ready(r))
-        if ready is not None:
-            assert isinstance(ready, ev.FinalizeRequested)
-            return True, self.view(ready.candidate_snapshot), ready
+def _candidate(state: RunState) -> Candidate:
+    def build() -> Candidate:
+        views = _views(state)
+        lifecycle = state.lifecycle
+
+        def ready(request: ev.Event) -> bool:
+            assert isinstance(request, ev.FinalizeRequested)
+            if request.candidate_snapshot is None:
+                return True
+            view = views.get(request.candidate_snapshot)
+            return view is not None and view.sealed
+
+        chosen = latest(r for r in lifecycle.get("finalize.requested", ()) if ready(r))
+        if chosen is not None:
+            assert isinstance(chosen, ev.FinalizeRequested)
+            named = chosen.candidate_snapshot
+            return Candidate(True, views[named] if named is not None else None)
         if lifecycle.get("run.cancelled") or lifecycle.get("run.interrupted"):
-            newest = latest(r for reports in self.s.snapshots.values() for r in reports)
-            return True, (self.view(newest.snapshot_id) if newest else None), None
-        return False, None, None
+            newest = latest(r for reports in state.snapshots.values() for r in reports)
+            return Candidate(True, views[newest.snapshot_id] if newest else None)
+        return Candidate(False, None)
 
-    # -- goal --------------------------------------------------------------------------------
+    return _section(state, "candidate", ("lifecycle", "workspace"), build)
 
-    def goal(self) -> ev.GoalRevised | None:
-        authorised = [g for g in self.s.goals if g.authored_by in GOAL_AUTHORITIES]
-        return max(
+
+# -- goal --------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Goal:
+    """The goal in force (if any), its predicate, and the ignored model proposals."""
+
+    goal: ev.GoalRevised | None
+    predicate: Json
+    ignored: list[Json]
+
+
+def _goal(state: RunState) -> Goal:
+    def build() -> Goal:
+        authorised = [g for g in state.goals if g.authored_by in GOAL_AUTHORITIES]
+        goal = max(
             authorised, key=lambda g: (g.goal_revision, g.occurred_at, g.event_id), default=None
         )
+        if goal is None:
+            predicate = _predicate("goal.in_force", INDETERMINATE, "missing", ())
+        else:
+            predicate = _predicate("goal.in_force", SATISFIED, goal.authored_by, (goal,))
+        ignored = sorted(
+            (
+                {"goal_revision": g.goal_revision, "event_id": g.event_id}
+                for g in state.goals
+                if g.authored_by == "model"
+            ),
+            key=lambda p: (p["goal_revision"], p["event_id"]),
+        )
+        return Goal(goal, predicate, ignored)
 
-    # -- workspace predicates ----------------------------------------------------------------
+    return _section(state, "goal", ("goal",), build)
 
-    def workspace_predicates(
-        self, goal: ev.GoalRevised | None, cand: SnapshotView | None
-    ) -> list[dict[str, Any]]:
-        out: list[dict[str, Any]] = []
+
+# -- workspace predicates ------------------------------------------------------------------
+
+
+def _workspace_predicates(state: RunState) -> list[Json]:
+    def build() -> list[Json]:
+        goal = _goal(state).goal
+        cand = _candidate(state).snapshot
+        out: list[Json] = []
         reports: tuple[ev.Event, ...] = cand.reports if cand else ()
         if cand is not None:
             if cand.conflict:
@@ -204,262 +274,320 @@ class _Assembly:
                 out.append(_predicate(pid, UNSATISFIED, artifact.change, reports))
         return out
 
-    # -- checks ------------------------------------------------------------------------------
+    return _section(state, "workspace_predicates", ("goal", "lifecycle", "workspace"), build)
 
-    def _check_state(
-        self, receipt: ev.VerificationReceived, cand: SnapshotView | None
-    ) -> tuple[str, SnapshotView | None]:
-        """(state of the deciding receipt against the candidate, the receipt's snapshot)."""
-        own = self.view(receipt.candidate_snapshot)
-        if (
-            cand is not None
-            and receipt.candidate_snapshot != cand.snapshot_id
-            and (own is None or _sensitive_difference(own, cand))
-        ):
-            return "stale", own
-        if receipt.result == "indeterminate":
-            return "indeterminate", own
-        if receipt.result == "fail":
-            return "failing", own
-        return ("passing" if receipt.tests_executed > 0 else "zero_tests"), own
 
-    def _missing_artifacts(
-        self, receipt: ev.VerificationReceived, own: SnapshotView | None, cand: SnapshotView
-    ) -> list[tuple[str, str]]:
-        """Expected artifacts the candidate lacks: (path, what the candidate says)."""
-        missing: list[tuple[str, str]] = []
-        for path in sorted(set(receipt.expected_artifacts)):
-            entry = cand.inventory.get(path)
-            if entry is not None and entry.change in REMOVED_CHANGES:
-                missing.append((path, entry.change))
-            elif entry is None and own is not None and path in own.inventory:
-                missing.append((path, "absent"))
-        return missing
+# -- checks --------------------------------------------------------------------------------
 
-    def checks(
-        self, goal: ev.GoalRevised | None, cand: SnapshotView | None
-    ) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-        """(check predicates, the `checks` list)."""
+
+@dataclass(frozen=True, slots=True)
+class Checks:
+    """Check predicates, the `checks` list, and check contradictions."""
+
+    predicates: list[Json]
+    rows: list[Json]
+    contradictions: list[Json]
+
+
+def _check_state(
+    receipt: ev.VerificationReceived, own: SnapshotView | None, cand: SnapshotView | None
+) -> str:
+    """The state of a receipt against the account's candidate snapshot (SPEC 3.3)."""
+    if (
+        cand is not None
+        and receipt.candidate_snapshot != cand.snapshot_id
+        and (own is None or _sensitive_difference(own, cand))
+    ):
+        return "stale"
+    if receipt.result == "indeterminate":
+        return "indeterminate"
+    if receipt.result == "fail":
+        return "failing"
+    return "passing" if receipt.tests_executed > 0 else "zero_tests"
+
+
+def _missing_artifacts(
+    receipt: ev.VerificationReceived, own: SnapshotView | None, cand: SnapshotView
+) -> list[tuple[str, str]]:
+    """Expected artifacts the candidate lacks: (path, what the candidate says of it)."""
+    missing: list[tuple[str, str]] = []
+    for path in sorted(set(receipt.expected_artifacts)):
+        entry = cand.inventory.get(path)
+        if entry is not None and entry.change in REMOVED_CHANGES:
+            missing.append((path, entry.change))
+        elif entry is None and own is not None and path in own.inventory:
+            missing.append((path, "absent"))
+    return missing
+
+
+def _checks(state: RunState) -> Checks:
+    def build() -> Checks:
+        goal = _goal(state).goal
+        cand = _candidate(state).snapshot
+        views = _views(state)
         required: dict[str, str] = {}
         for requirement in goal.required_checks if goal else ():
             if required.get(requirement.label) != "suite":
                 required[requirement.label] = requirement.scope
-        predicates: list[dict[str, Any]] = []
-        rows: list[dict[str, Any]] = []
-        for label in sorted(set(required) | set(self.s.verifications)):
-            receipt = latest(self.s.verifications.get(label, ()))
+        predicates: list[Json] = []
+        rows: list[Json] = []
+        contradictions: list[Json] = []
+        for label in sorted(set(required) | set(state.verifications)):
+            receipt = latest(state.verifications.get(label, ()))
             pid = f"check:{label}"
             if receipt is None:
                 rows.append(
-                    {
-                        "label": label,
-                        "state": "missing",
-                        "result": None,
-                        "scope": None,
-                        "tests_executed": None,
-                        "candidate_snapshot": None,
-                        "check_id": None,
-                        "required": True,
-                    }
-                )
+                    {"label": label, "state": "missing", "result": None, "scope": None,
+                     "tests_executed": None, "candidate_snapshot": None, "check_id": None,
+                     "required": True}
+                )  # fmt: skip
                 predicates.append(_predicate(pid, UNSATISFIED, "missing", ()))
                 continue
-            state, own = self._check_state(receipt, cand)
+            own = views.get(receipt.candidate_snapshot)
+            check_state = _check_state(receipt, own, cand)
             rows.append(
-                {
-                    "label": label,
-                    "state": state,
-                    "result": receipt.result,
-                    "scope": receipt.scope,
-                    "tests_executed": receipt.tests_executed,
-                    "candidate_snapshot": receipt.candidate_snapshot,
-                    "check_id": receipt.check_id,
-                    "required": label in required,
-                }
-            )
+                {"label": label, "state": check_state, "result": receipt.result,
+                 "scope": receipt.scope, "tests_executed": receipt.tests_executed,
+                 "candidate_snapshot": receipt.candidate_snapshot,
+                 "check_id": receipt.check_id, "required": label in required}
+            )  # fmt: skip
             if label not in required:
                 continue
             evidence: list[ev.Event] = [receipt]
-            if state == "stale":
+            if check_state == "stale":
                 evidence += [*(own.reports if own else ()), *(cand.reports if cand else ())]
                 predicates.append(_predicate(pid, INDETERMINATE, "stale", evidence))
                 continue
             missing = (
-                self._missing_artifacts(receipt, own, cand)
-                if (state == "passing" and cand is not None)
+                _missing_artifacts(receipt, own, cand)
+                if check_state == "passing" and cand is not None
                 else []
             )
-            if missing:
-                self._contradict_check(label, receipt, cand, missing)
-                evidence += cand.reports if cand else ()
+            if missing and cand is not None:
+                chosen = latest(cand.reports)
+                assert chosen is not None
+                contradictions.append(
+                    _contradiction(
+                        pid,
+                        "check_pass_artifact_missing",
+                        [
+                            _evidence(receipt, "pass"),
+                            *(_evidence(chosen, f"{path}: {said}") for path, said in missing),
+                        ],
+                    )
+                )
+                evidence += cand.reports
                 predicates.append(_predicate(pid, INDETERMINATE, "contradiction", evidence))
-            elif state == "failing":
+            elif check_state == "failing":
                 predicates.append(_predicate(pid, UNSATISFIED, "failing", evidence))
-            elif state == "indeterminate":
+            elif check_state == "indeterminate":
                 predicates.append(_predicate(pid, INDETERMINATE, "indeterminate", evidence))
-            elif state == "zero_tests":
+            elif check_state == "zero_tests":
                 predicates.append(_predicate(pid, UNSATISFIED, "zero_tests", evidence))
             elif required[label] == "suite" and receipt.scope == "focused":
                 predicates.append(_predicate(pid, UNSATISFIED, "scope_insufficient", evidence))
             else:
                 predicates.append(_predicate(pid, SATISFIED, "passing", evidence))
-        return predicates, rows
+        return Checks(predicates, rows, contradictions)
 
-    def _contradict_check(
-        self,
-        label: str,
-        receipt: ev.VerificationReceived,
-        cand: SnapshotView | None,
-        missing: list[tuple[str, str]],
-    ) -> None:
-        chosen = latest(cand.reports) if cand else None
-        evidence = [_evidence(receipt, "pass")]
-        if chosen is not None:
-            evidence += [_evidence(chosen, f"{path}: {said}") for path, said in missing]
-        self.contradictions.append(
-            {
-                "subject": f"check:{label}",
-                "kind": "check_pass_artifact_missing",
-                "evidence": _sorted_evidence(evidence),
-            }
-        )
+    return _section(state, "checks", ("goal", "lifecycle", "workspace", "verification"), build)
 
-    # -- effects -----------------------------------------------------------------------------
 
-    def effects(self) -> dict[str, tuple[dict[str, Any], list[ev.Event]]]:
-        """intent_id -> (effect row, the events that decided its state)."""
-        s = self.s
-        out: dict[str, tuple[dict[str, Any], list[ev.Event]]] = {}
-        for intent_id in sorted(set(s.intents) | set(s.transitions) | set(s.receipts)):
-            intent = latest(s.intents.get(intent_id, ()))
-            transition = latest(s.transitions.get(intent_id, ()))
-            receipts = s.receipts.get(intent_id, [])
+# -- effects -------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Effects:
+    """Effect rows, the events that decided each state, contradictions, durability."""
+
+    rows: dict[str, Json]
+    deciding: dict[str, list[ev.Event]]
+    contradictions: list[Json]
+    durability: str | None
+
+
+def _effects(state: RunState) -> Effects:
+    def build() -> Effects:
+        rows: dict[str, Json] = {}
+        deciding: dict[str, list[ev.Event]] = {}
+        contradictions: list[Json] = []
+        durability: list[str] = []
+        for intent_id in sorted(set(state.intents) | set(state.transitions) | set(state.receipts)):
+            intent = latest(state.intents.get(intent_id, ()))
+            transition = latest(state.transitions.get(intent_id, ()))
+            receipts = state.receipts.get(intent_id, [])
             authoritative = [r for r in receipts if r.authoritative]
             seen = {r.observed for r in authoritative}
-            deciding: list[ev.Event] = [transition] if transition else []
-            state: str = transition.state if transition else "prepared"
+            decided_by: list[ev.Event] = [transition] if transition else []
+            effect_state: str = transition.state if transition else "prepared"
             if "present" in seen and seen & {"absent", "failed"}:
-                state = "contradicted"
-                deciding = list(authoritative)
-                self.contradictions.append(
-                    {
-                        "subject": f"effect:{intent_id}",
-                        "kind": "effect_receipts_disagree",
-                        "evidence": _sorted_evidence(
-                            [_evidence(r, r.observed) for r in authoritative]
-                        ),
-                    }
+                effect_state, decided_by, verdict = "contradicted", list(authoritative), "conflict"
+                contradictions.append(
+                    _contradiction(
+                        f"effect:{intent_id}",
+                        "effect_receipts_disagree",
+                        [_evidence(r, r.observed) for r in authoritative],
+                    )
                 )
             elif "present" in seen:
-                state, deciding = "completed", [r for r in authoritative if r.observed == "present"]
+                effect_state, verdict = "completed", "present"
+                decided_by = [r for r in authoritative if r.observed == "present"]
             elif seen:
-                state, deciding = "failed", list(authoritative)
-            row = {
+                effect_state, decided_by, verdict = "failed", list(authoritative), "negative"
+            else:
+                verdict = "none"
+            effect_class = intent.effect_class if intent else None
+            if effect_class == "write":
+                durability.append(verdict)
+            rows[intent_id] = {
                 "intent_id": intent_id,
-                "effect_class": intent.effect_class if intent else None,
-                "state": state,
+                "effect_class": effect_class,
+                "state": effect_state,
                 "receipts": sorted({r.receipt_id for r in receipts}),
-                "unresolved": state in UNRESOLVED_EFFECT_STATES,
+                "unresolved": effect_state in UNRESOLVED_EFFECT_STATES,
             }
-            out[intent_id] = (row, deciding)
+            deciding[intent_id] = decided_by
+        return Effects(rows, deciding, contradictions, _durability(durability))
+
+    return _section(state, "effects", ("effect",), build)
+
+
+def _durability(verdicts: list[str]) -> str | None:
+    """SPEC 3.4 over the write effects' authoritative receipts."""
+    if not verdicts:
+        return None
+    if all(v == "present" for v in verdicts):
+        return "confirmed"
+    if "negative" in verdicts and "conflict" not in verdicts:
+        return "failed"
+    return "indeterminate"
+
+
+def _effect_predicates(state: RunState) -> list[Json]:
+    def build() -> list[Json]:
+        goal = _goal(state).goal
+        effects = _effects(state)
+        out = []
+        for intent_id in sorted(set(goal.requested_effects) if goal else ()):
+            pid = f"effect:{intent_id}"
+            row = effects.rows.get(intent_id)
+            if row is None:
+                out.append(_predicate(pid, INDETERMINATE, "pending", ()))
+                continue
+            deciding = effects.deciding[intent_id]
+            effect_state = row["state"]
+            if effect_state == "completed":
+                out.append(_predicate(pid, SATISFIED, "completed", deciding))
+            elif effect_state in ("denied", "failed", "compensated"):
+                out.append(_predicate(pid, UNSATISFIED, effect_state, deciding))
+            elif effect_state == "contradicted":
+                out.append(_predicate(pid, INDETERMINATE, "contradiction", deciding))
+            else:
+                out.append(_predicate(pid, INDETERMINATE, "pending", deciding))
         return out
 
-    @staticmethod
-    def effect_predicate(
-        intent_id: str, effect: tuple[dict[str, Any], list[ev.Event]] | None
-    ) -> dict[str, Any]:
-        pid = f"effect:{intent_id}"
-        if effect is None:
-            return _predicate(pid, INDETERMINATE, "pending", ())
-        row, deciding = effect
-        state = row["state"]
-        if state == "completed":
-            return _predicate(pid, SATISFIED, "completed", deciding)
-        if state in ("denied", "failed", "compensated"):
-            return _predicate(pid, UNSATISFIED, state, deciding)
-        if state == "contradicted":
-            return _predicate(pid, INDETERMINATE, "contradiction", deciding)
-        return _predicate(pid, INDETERMINATE, "pending", deciding)
+    return _section(state, "effect_predicates", ("goal", "effect"), build)
 
-    # -- actions -----------------------------------------------------------------------------
 
-    def actions(self) -> dict[str, tuple[dict[str, Any], list[ev.ToolFinished]]]:
-        s = self.s
-        out: dict[str, tuple[dict[str, Any], list[ev.ToolFinished]]] = {}
-        for action_id in sorted(set(s.tools_started) | set(s.tools_finished)):
-            finished = s.tools_finished.get(action_id, [])
+# -- actions -------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Actions:
+    """Action rows and the action-outcome contradictions."""
+
+    rows: dict[str, Json]
+    contradictions: list[Json]
+
+
+def _actions(state: RunState) -> Actions:
+    def build() -> Actions:
+        rows: dict[str, Json] = {}
+        contradictions: list[Json] = []
+        for action_id in sorted(set(state.tools_started) | set(state.tools_finished)):
+            finished = state.tools_finished.get(action_id, [])
             outcomes = {f.outcome for f in finished}
             outcome: str | None
             if len(outcomes) > 1:
                 outcome = "indeterminate"
-                self.contradictions.append(
-                    {
-                        "subject": f"action:{action_id}",
-                        "kind": "action_outcome_conflict",
-                        "evidence": _sorted_evidence([_evidence(f, f.outcome) for f in finished]),
-                    }
+                contradictions.append(
+                    _contradiction(
+                        f"action:{action_id}",
+                        "action_outcome_conflict",
+                        [_evidence(f, f.outcome) for f in finished],
+                    )
                 )
             else:
                 outcome = next(iter(outcomes), None)
-            named = latest([*s.tools_started.get(action_id, ()), *finished])
+            named = latest([*state.tools_started.get(action_id, ()), *finished])
             tool = named.tool if isinstance(named, ev.ToolStarted | ev.ToolFinished) else None
-            out[action_id] = ({"action_id": action_id, "tool": tool, "outcome": outcome}, finished)
-        return out
+            rows[action_id] = {"action_id": action_id, "tool": tool, "outcome": outcome}
+        return Actions(rows, contradictions)
 
-    @staticmethod
-    def action_predicate(
-        action_id: str, action: tuple[dict[str, Any], list[ev.ToolFinished]] | None
-    ) -> dict[str, Any]:
-        pid = f"action:{action_id}"
-        row, finished = action if action else ({"outcome": None}, [])
-        outcome = row["outcome"]
-        if outcome is None:
-            return _predicate(pid, INDETERMINATE, "pending", ())
-        if outcome == "succeeded":
-            return _predicate(pid, SATISFIED, "succeeded", finished)
-        if outcome in ("failed", "not_applicable"):
-            return _predicate(pid, UNSATISFIED, outcome, finished)
-        return _predicate(pid, INDETERMINATE, "indeterminate", finished)
+    return _section(state, "actions", ("tool",), build)
 
-    # -- snapshots in conflict -----------------------------------------------------------------
 
-    def snapshot_conflicts(self) -> None:
-        for snapshot_id in sorted(self.s.snapshots):
-            view = self.view(snapshot_id)
-            if view is not None and view.conflict:
-                self.contradictions.append(
-                    {
-                        "subject": f"snapshot:{snapshot_id}",
-                        "kind": "snapshot_conflict",
-                        "evidence": _sorted_evidence(
-                            [_evidence(r, _variant_value(r)) for r in view.reports]
-                        ),
-                    }
-                )
+@dataclass(frozen=True, slots=True)
+class ActionPredicates:
+    """Requested-action predicates and the `requested_action_outcome` dimension."""
 
-    # -- provenance --------------------------------------------------------------------------
+    predicates: list[Json]
+    dimension: str
 
-    def findings(self) -> list[dict[str, Any]]:
-        s = self.s
-        out: list[dict[str, Any]] = []
+
+def _action_predicates(state: RunState) -> ActionPredicates:
+    def build() -> ActionPredicates:
+        goal = _goal(state).goal
+        rows = _actions(state).rows
+        predicates = []
+        for action_id in sorted(set(goal.requested_actions) if goal else ()):
+            pid = f"action:{action_id}"
+            outcome = rows[action_id]["outcome"] if action_id in rows else None
+            finished = state.tools_finished.get(action_id, ())
+            if outcome is None:
+                predicates.append(_predicate(pid, INDETERMINATE, "pending", ()))
+            elif outcome == "succeeded":
+                predicates.append(_predicate(pid, SATISFIED, "succeeded", finished))
+            elif outcome in ("failed", "not_applicable"):
+                predicates.append(_predicate(pid, UNSATISFIED, outcome, finished))
+            else:
+                predicates.append(_predicate(pid, INDETERMINATE, "indeterminate", finished))
+        reasons = [p["reason"] for p in predicates]
+        if not reasons:
+            dimension = "not_applicable"
+        elif "failed" in reasons:
+            dimension = "failed"
+        elif all(reason == "succeeded" for reason in reasons):
+            dimension = "succeeded"
+        else:
+            dimension = "indeterminate"
+        return ActionPredicates(predicates, dimension)
+
+    return _section(state, "action_predicates", ("goal", "tool"), build)
+
+
+# -- provenance ----------------------------------------------------------------------------
+
+
+def _findings(state: RunState) -> list[Json]:
+    def build() -> list[Json]:
+        out: list[Json] = []
 
         def finding(kind: str, subject: str, evidence: Iterable[ev.Event]) -> None:
             out.append({"kind": kind, "subject": subject, "evidence": _ids(evidence)})
 
-        for injection_id in sorted(s.injections):
-            records = s.injections[injection_id]
+        for injection_id, records in state.injections.items():
             named = {r.retrieval_id for r in records}
-            retrievals = [r for rid in sorted(named) for r in s.retrievals.get(rid, ())]
-            if any(rid not in s.retrievals for rid in named):
+            retrievals = [r for rid in sorted(named) for r in state.retrievals.get(rid, ())]
+            if any(rid not in state.retrievals for rid in named):
                 finding("retrieval_receipt_not_observed", injection_id, records)
             withheld = {
                 c.candidate_id for r in retrievals for c in r.candidates if c.decision == "withheld"
             }
-            injected = {cid for r in records for cid in r.candidate_ids}
-            if withheld & injected:
+            if withheld & {cid for r in records for cid in r.candidate_ids}:
                 finding("withheld_candidate_injected", injection_id, [*records, *retrievals])
-            calls = {r.model_call_id for r in records}
-            inferences = [i for call in sorted(calls) for i in s.inferences.get(call, ())]
+            calls = sorted({r.model_call_id for r in records})
+            inferences = [i for call in calls for i in state.inferences.get(call, ())]
             if not inferences:
                 continue
             first_inference = min(i.occurred_at for i in inferences)
@@ -471,8 +599,41 @@ class _Assembly:
                 finding("unconfirmed_injection_used", injection_id, [*records, *inferences])
         return sorted(out, key=lambda f: (f["kind"], f["subject"]))
 
+    return _section(state, "findings", ("provenance",), build)
 
-def _status(predicates: list[dict[str, Any]]) -> str:
+
+# -- lifecycle -----------------------------------------------------------------------------
+
+
+def _latest_value(events: Sequence[ev.Event], attribute: str) -> Any:
+    chosen = latest(events)
+    return getattr(chosen, attribute) if chosen is not None else None
+
+
+def _lifecycle(state: RunState) -> tuple[str, str | None, str | None]:
+    """(workflow_status, response_completion, review)."""
+
+    def build() -> tuple[str, str | None, str | None]:
+        lifecycle = state.lifecycle
+        if lifecycle.get("run.cancelled"):
+            workflow_status = "cancelled"
+        elif lifecycle.get("run.interrupted"):
+            workflow_status = "interrupted"
+        else:
+            workflow_status = "finalized"
+        return (
+            workflow_status,
+            _latest_value(lifecycle.get("response.disposition", ()), "completion"),
+            _latest_value(lifecycle.get("review.recorded", ()), "state"),
+        )
+
+    return _section(state, "lifecycle", ("lifecycle",), build)
+
+
+# -- status and the whole --------------------------------------------------------------------
+
+
+def _status(predicates: list[Json]) -> str:
     required = [p for p in predicates if p["required"]]
     if any(p["state"] == INDETERMINATE for p in required):
         return "unresolved"
@@ -487,103 +648,7 @@ def _status(predicates: list[dict[str, Any]]) -> str:
     return "complete"
 
 
-def _latest_value(events: Sequence[ev.Event], attribute: str) -> Any:
-    chosen = latest(events)
-    return getattr(chosen, attribute) if chosen is not None else None
-
-
-def assemble(state: RunState) -> dict[str, Any] | None:
-    """The account content for a run's current events, or None if no account exists yet."""
-    a = _Assembly(state)
-    exists, cand, _request = a.candidate()
-    if not exists:
-        return None
-    goal = a.goal()
-    predicates: list[dict[str, Any]] = []
-    if goal is None:
-        predicates.append(_predicate("goal.in_force", INDETERMINATE, "missing", ()))
-    else:
-        predicates.append(_predicate("goal.in_force", SATISFIED, goal.authored_by, (goal,)))
-    predicates += a.workspace_predicates(goal, cand)
-    check_predicates, checks = a.checks(goal, cand)
-    predicates += check_predicates
-    effects = a.effects()
-    actions = a.actions()
-    a.snapshot_conflicts()
-    requested_actions = sorted(set(goal.requested_actions)) if goal else []
-    for intent_id in sorted(set(goal.requested_effects) if goal else ()):
-        predicates.append(a.effect_predicate(intent_id, effects.get(intent_id)))
-    action_predicates = [a.action_predicate(aid, actions.get(aid)) for aid in requested_actions]
-    predicates += action_predicates
-    predicates.sort(key=lambda p: p["id"])
-
-    lifecycle = state.lifecycle
-    if lifecycle.get("run.cancelled"):
-        workflow_status = "cancelled"
-    elif lifecycle.get("run.interrupted"):
-        workflow_status = "interrupted"
-    else:
-        workflow_status = "finalized"
-
-    effect_rows = [row for row, _ in effects.values()]
-    return {
-        "run_id": state.run_id,
-        "schema_version": SCHEMA_VERSION,
-        "assembler_version": ASSEMBLER_VERSION,
-        "goal_revision": goal.goal_revision if goal else None,
-        "candidate_snapshot": cand.snapshot_id if cand else None,
-        "workflow_status": workflow_status,
-        "status": _status(predicates),
-        "dimensions": {
-            "response_completion": _latest_value(
-                lifecycle.get("response.disposition", ()), "completion"
-            ),
-            "requested_action_outcome": _action_dimension(goal, action_predicates),
-            "verification": _verification_dimension(check_predicates),
-            "review": _latest_value(lifecycle.get("review.recorded", ()), "state"),
-            "durability": _durability(state, effect_rows),
-        },
-        "predicates": predicates,
-        "artifacts": [
-            {
-                "path": art.path,
-                "change": art.change,
-                "digest": art.digest,
-                "renamed_from": art.renamed_from,
-                "verification_sensitive": art.verification_sensitive,
-            }
-            for _, art in sorted(cand.inventory.items())
-        ]
-        if cand
-        else [],
-        "checks": checks,
-        "effects": effect_rows,
-        "actions": [row for row, _ in actions.values()],
-        "contradictions": sorted(a.contradictions, key=lambda c: (c["subject"], c["kind"])),
-        "provenance_findings": a.findings(),
-        "ignored_goal_proposals": sorted(
-            (
-                {"goal_revision": g.goal_revision, "event_id": g.event_id}
-                for g in state.goals
-                if g.authored_by == "model"
-            ),
-            key=lambda p: (p["goal_revision"], p["event_id"]),
-        ),
-    }
-
-
-def _action_dimension(goal: ev.GoalRevised | None, predicates: list[dict[str, Any]]) -> str:
-    if goal is None or not goal.requested_actions:
-        return "not_applicable"
-    reasons = [p["reason"] for p in predicates]
-    if "failed" in reasons:
-        return "failed"
-    if all(reason == "succeeded" for reason in reasons):
-        return "succeeded"
-    return "indeterminate"
-
-
-def _verification_dimension(predicates: list[dict[str, Any]]) -> str | None:
+def _verification_dimension(predicates: list[Json]) -> str | None:
     if not predicates:
         return None
     if all(p["state"] == SATISFIED for p in predicates):
@@ -593,23 +658,73 @@ def _verification_dimension(predicates: list[dict[str, Any]]) -> str | None:
     return "indeterminate"
 
 
-def _durability(state: RunState, effect_rows: list[dict[str, Any]]) -> str | None:
-    writes = [row["intent_id"] for row in effect_rows if row["effect_class"] == "write"]
-    if not writes:
+def assemble(state: RunState) -> Json | None:
+    """The account content for a run's current events, or None if no account exists yet."""
+    candidate = _candidate(state)
+    if not candidate.exists:
         return None
-    verdicts = []
-    for intent_id in writes:
-        seen = {r.observed for r in state.receipts.get(intent_id, ()) if r.authoritative}
-        if "present" in seen and seen & {"absent", "failed"}:
-            verdicts.append("conflict")
-        elif "present" in seen:
-            verdicts.append("present")
-        elif seen:
-            verdicts.append("negative")
-        else:
-            verdicts.append("none")
-    if all(v == "present" for v in verdicts):
-        return "confirmed"
-    if "negative" in verdicts and "conflict" not in verdicts:
-        return "failed"
-    return "indeterminate"
+    goal = _goal(state)
+    checks = _checks(state)
+    effects = _effects(state)
+    actions = _actions(state)
+    action_predicates = _action_predicates(state)
+    predicates = sorted(
+        [
+            goal.predicate,
+            *_workspace_predicates(state),
+            *checks.predicates,
+            *_effect_predicates(state),
+            *action_predicates.predicates,
+        ],
+        key=lambda p: p["id"],
+    )
+    contradictions = sorted(
+        [
+            *_snapshot_conflicts(state),
+            *checks.contradictions,
+            *effects.contradictions,
+            *actions.contradictions,
+        ],
+        key=lambda c: (c["subject"], c["kind"]),
+    )
+    workflow_status, response_completion, review = _lifecycle(state)
+    cand = candidate.snapshot
+    return {
+        "run_id": state.run_id,
+        "schema_version": SCHEMA_VERSION,
+        "assembler_version": ASSEMBLER_VERSION,
+        "goal_revision": goal.goal.goal_revision if goal.goal else None,
+        "candidate_snapshot": cand.snapshot_id if cand else None,
+        "workflow_status": workflow_status,
+        "status": _status(predicates),
+        "dimensions": {
+            "response_completion": response_completion,
+            "requested_action_outcome": action_predicates.dimension,
+            "verification": _verification_dimension(checks.predicates),
+            "review": review,
+            "durability": effects.durability,
+        },
+        "predicates": predicates,
+        "artifacts": _artifacts(cand),
+        "checks": checks.rows,
+        "effects": list(effects.rows.values()),
+        "actions": list(actions.rows.values()),
+        "contradictions": contradictions,
+        "provenance_findings": _findings(state),
+        "ignored_goal_proposals": goal.ignored,
+    }
+
+
+def _artifacts(cand: SnapshotView | None) -> list[Json]:
+    if cand is None:
+        return []
+    return [
+        {
+            "path": art.path,
+            "change": art.change,
+            "digest": art.digest,
+            "renamed_from": art.renamed_from,
+            "verification_sensitive": art.verification_sensitive,
+        }
+        for _, art in sorted(cand.inventory.items())
+    ]

@@ -38,7 +38,6 @@ CHANGE_SECTIONS: dict[str, tuple[str, ...]] = {
 
 # Events whose application can never change an account's content.
 _INERT = (ev.RunStarted, ev.NarrativeSubmitted)
-_ACCOUNT_OPENERS = ("finalize.requested", "run.cancelled", "run.interrupted")
 
 
 def fold(state: RunState, event: ev.Event) -> tuple[RunState, list[OutputRecord]]:
@@ -60,7 +59,7 @@ def fold(state: RunState, event: ev.Event) -> tuple[RunState, list[OutputRecord]
         )
     state.add(event)
     outputs = list(_journal_rows(event))
-    if isinstance(event, _INERT) or not any(state.lifecycle.get(t) for t in _ACCOUNT_OPENERS):
+    if not state.opened or isinstance(event, _INERT):
         return state, outputs
     content = assemble(state)
     if content is not None and content != state.last_content:

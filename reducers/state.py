@@ -17,6 +17,30 @@ from reducers import events as ev
 
 _DIGEST_MODULUS = 1 << 256
 
+# Which part of the account each event type can change.
+CATEGORY_OF: dict[str, str] = {
+    "goal.revised": "goal",
+    "tool.started": "tool",
+    "tool.finished": "tool",
+    "effect.intent": "effect",
+    "effect.transition": "effect",
+    "effect.receipt": "effect",
+    "verification.receipt": "verification",
+    "workspace.snapshot": "workspace",
+    "run.started": "inert",
+    "response.disposition": "lifecycle",
+    "review.recorded": "lifecycle",
+    "finalize.requested": "lifecycle",
+    "run.cancelled": "lifecycle",
+    "run.interrupted": "lifecycle",
+    "inference.started": "provenance",
+    "retrieval.evaluated": "provenance",
+    "injection.recorded": "provenance",
+    "narrative.submitted": "inert",
+}
+CATEGORIES = tuple(dict.fromkeys(CATEGORY_OF.values()))
+OPENERS = frozenset({"finalize.requested", "run.cancelled", "run.interrupted"})
+
 
 def _event_id_hash(event_id: str) -> int:
     return int.from_bytes(hashlib.sha256(event_id.encode("utf-8")).digest(), "big")
@@ -64,6 +88,14 @@ class RunState:
     )
     narratives: list[ev.NarrativeSubmitted] = field(default_factory=list)
 
+    # Whether a finalize request, cancellation or interruption was ever applied.
+    opened: bool = False
+    # A counter per category of event, bumped on every add: the assembler recomputes a
+    # section of the account only when a category it reads has moved on.
+    generations: dict[str, int] = field(default_factory=lambda: dict.fromkeys(CATEGORIES, 0))
+    # Derived data only (section results of the last assembly); never a source of truth.
+    cache: dict[str, tuple[tuple[int, ...], Any]] = field(default_factory=dict)
+
     # Revision bookkeeping: what the last revision said, to decide whether to make another.
     revision: int = 0
     last_content: dict[str, Any] | None = None
@@ -79,6 +111,10 @@ class RunState:
         if self.cutoff is None or event.occurred_at > self.cutoff:
             self.cutoff = event.occurred_at
         _INDEXERS[type(event)](self, event)
+        category = CATEGORY_OF[event.TYPE]
+        self.generations[category] += 1
+        if event.TYPE in OPENERS:
+            self.opened = True
 
 
 def _lifecycle(state: RunState, event: ev.Event) -> None:

@@ -8,6 +8,7 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
+_NAIVE_EPOCH = datetime(1970, 1, 1)
 _MICRO = timedelta(microseconds=1)
 
 
@@ -26,5 +27,4 @@ def parse_rfc3339(text: str) -> int:
 
 def format_rfc3339(micros: int) -> str:
     """The canonical form: UTC, six fraction digits, `Z` (`2026-11-30T10:00:00.000000Z`)."""
-    moment = _EPOCH + timedelta(microseconds=micros)
-    return moment.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
+    return (_NAIVE_EPOCH + timedelta(microseconds=micros)).isoformat(timespec="microseconds") + "Z"

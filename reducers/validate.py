@@ -124,7 +124,7 @@ def _sequence(inner: Converter, limits: Limits) -> Converter:
             raise InvalidEvent(
                 "too_large", f"{path}: list of {len(value)} items exceeds {max_items}"
             )
-        return tuple(inner(item, f"{path}[{index}]") for index, item in enumerate(value))
+        return tuple([inner(item, f"{path}[{index}]") for index, item in enumerate(value)])
 
     return convert
 
@@ -155,31 +155,101 @@ def _converter(name: str, hint: Any, limits: Limits) -> Converter:
     raise TypeError(f"no converter for {name}: {hint!r}")
 
 
+_MISSING = object()
+
+
+def _fast_check(name: str, hint: Any, limits: Limits, consts: dict[str, Any], slot: str) -> str:
+    """A Python expression over `v` that is true when `v` is already valid as is.
+
+    False means "take the slow path" (the converter), which either accepts the value
+    (e.g. an int for a double) or raises with a precise message.
+    """
+    origin = typing.get_origin(hint)
+    if origin is types.UnionType or origin is typing.Union:
+        members = [arg for arg in typing.get_args(hint) if arg is not type(None)]
+        inner = _fast_check(name, members[0], limits, consts, slot)
+        return f"(v is None or {inner})"
+    if origin is typing.Literal:
+        consts[f"{slot}_allowed"] = frozenset(typing.get_args(hint))
+        return f"(type(v) is str and v in {slot}_allowed)"
+    if name == "occurred_at":
+        return "type(v) is int"
+    if name in _ID_FIELDS:
+        return f"(type(v) is str and 0 < len(v) <= {_ID_MAX_CHARS})"
+    if hint is str:
+        return f"(type(v) is str and len(v) <= {limits.max_string_bytes // 4})"
+    if hint is int:
+        low = _MINIMUM.get(name, _INT32[0])
+        return f"(type(v) is int and {low} <= v <= {_INT32[1]})"
+    if hint is bool:
+        return "type(v) is bool"
+    return "False"
+
+
 def _record(cls: type[Any], limits: Limits, skip: frozenset[str] = frozenset()) -> Converter:
+    """A generated parser for one dataclass: inline checks, converters only on the slow path."""
     hints = typing.get_type_hints(cls)
     names = [f.name for f in dataclasses.fields(cls) if f.name not in skip]
-    converters = [(name, _converter(name, hints[name], limits)) for name in names]
-    optional = frozenset(name for name in names if type(None) in typing.get_args(hints[name]))
     known = frozenset(names) | skip
-
-    def convert(value: Any, path: str) -> Any:
-        if not isinstance(value, Mapping):
-            raise _violation(path or "event", f"expected an object, got {type(value).__name__}")
-        if len(value) > len(known) or not known.issuperset(value):
-            unknown = sorted(set(value) - known)
-            raise _violation(path or "event", f"unknown field(s) {', '.join(unknown)}")
-        args = []
-        for name, convert_field in converters:
-            field_path = f"{path}.{name}" if path else name
-            if name in value:
-                args.append(convert_field(value[name], field_path))
-            elif name in optional:
-                args.append(None)
-            else:
-                raise _violation(field_path, "missing")
-        return cls(*args)
-
+    consts: dict[str, Any] = {
+        "cls": cls,
+        "known": known,
+        "MISSING": _MISSING,
+        "unknown_fields": _unknown_fields,
+        "not_an_object": _not_an_object,
+    }
+    lines = [
+        "def convert(value, path):",
+        "    if type(value) is not dict and not isinstance(value, Mapping):",
+        "        raise not_an_object(value, path)",
+        "    if len(value) > len(known) or not known.issuperset(value):",
+        "        raise unknown_fields(value, known, path)",
+        "    get = value.get",
+    ]
+    args = []
+    for index, name in enumerate(names):
+        slot = f"f{index}"
+        hint = hints[name]
+        optional = type(None) in typing.get_args(hint)
+        consts[f"{slot}_slow"] = _slow(name, _converter(name, hint, limits), optional)
+        check = _fast_check(name, hint, limits, consts, slot)
+        lines.append(f"    v = get({name!r}, MISSING)")
+        if check != "False":
+            lines.append(f"    if not {check}:")
+            lines.append(f"        v = {slot}_slow(v, path)")
+        else:
+            lines.append(f"    v = {slot}_slow(v, path)")
+        lines.append(f"    {slot} = v")
+        args.append(slot)
+    lines.append(f"    return cls({', '.join(args)})")
+    namespace: dict[str, Any] = {"Mapping": Mapping, **consts}
+    # The source is generated from our own annotations, never from input.
+    exec("\n".join(lines), namespace)
+    convert: Converter = namespace["convert"]
     return convert
+
+
+def _slow(name: str, convert: Converter, optional: bool) -> Converter:
+    """The slow path for one field: absence, conversions, and precise errors."""
+
+    def slow(value: Any, path: str) -> Any:
+        field_path = f"{path}.{name}" if path else name
+        if value is _MISSING:
+            if optional:
+                return None
+            raise _violation(field_path, "missing")
+        return convert(value, field_path)
+
+    return slow
+
+
+def _not_an_object(value: Any, path: str) -> InvalidEvent:
+    return _violation(path or "event", f"expected an object, got {type(value).__name__}")
+
+
+def _unknown_fields(value: Mapping[str, Any], known: frozenset[str], path: str) -> InvalidEvent:
+    unknown = sorted(str(key) for key in set(value) - known)
+    return _violation(path or "event", f"unknown field(s) {', '.join(unknown)}")
 
 
 @cache
@@ -190,15 +260,20 @@ def _event_parsers(limits: Limits) -> dict[str, Converter]:
     }
 
 
-def parse_event(value: Any, limits: Limits = Limits()) -> Event:  # noqa: B008 - frozen value
+_DEFAULT_LIMITS = Limits()
+_DEFAULT_PARSERS = _event_parsers(_DEFAULT_LIMITS)
+
+
+def parse_event(value: Any, limits: Limits = _DEFAULT_LIMITS) -> Event:
     """The event value for a canonical JSON object (or decoded Avro record).
 
     Raises `InvalidEvent` naming the reason and the offending field.
     """
-    if not isinstance(value, Mapping):
+    if type(value) is not dict and not isinstance(value, Mapping):
         raise _violation("event", f"expected an object, got {type(value).__name__}")
+    parsers = _DEFAULT_PARSERS if limits is _DEFAULT_LIMITS else _event_parsers(limits)
     type_name = value.get("type")
-    parser = _event_parsers(limits).get(type_name) if type(type_name) is str else None
+    parser = parsers.get(type_name) if type(type_name) is str else None
     if parser is None:
         raise _violation("type", f"unknown event type {type_name!r}")
     event: Event = parser(value, "")

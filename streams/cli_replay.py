@@ -12,6 +12,7 @@ import click
 from reducers.engine import Engine
 from reducers.records import OutputRecord
 from streams.replay import ReplayStats, file_items, replay_items
+from streams.runtime import tune_gc
 from streams.settings import Settings
 
 
@@ -38,6 +39,7 @@ def replay(files: tuple[Path, ...], out_path: Path | None, clickhouse_dsn: str |
     notification, provenance_row, claim_verdict, dead_letter). Invalid events become
     dead letters and processing goes on. A summary goes to standard error.
     """
+    tune_gc()
     settings = Settings.load()
     limits = settings.limits
     stats = ReplayStats()

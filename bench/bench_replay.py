@@ -1,0 +1,131 @@
+"""Replay throughput of the pure core, side by side with the cost of just parsing JSON.
+
+Prints figures; asserts nothing. Run: `.venv/bin/python -m bench.bench_replay`.
+Measures, in one process on one core:
+  1. events/s of `json.loads` alone over a generated JSONL mix (the floor of any replay);
+  2. events/s of the replay path (validate, fold, assemble, serialise outputs);
+  3. per-event cost of one run growing from 10 to 100,000 events;
+  4. peak RSS for 1M events in 10,000 runs (in a child process, so it is measured alone).
+"""
+
+from __future__ import annotations
+
+import argparse
+import io
+import json
+import resource
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import orjson
+
+from reducers.engine import Engine
+from reducers.limits import Limits
+from streams.replay import ReplayStats, jsonl_items, replay_items
+from streams.workload import generate_run, generate_runs, interleave
+
+
+def write_mix(path: Path, runs: int, padding: int, seed: int = 7) -> int:
+    events = interleave(list(generate_runs(runs, seed=seed, padding=padding)), seed=seed)
+    with path.open("wb") as handle:
+        for event in events:
+            handle.write(orjson.dumps(event))
+            handle.write(b"\n")
+    return len(events)
+
+
+def time_json_only(path: Path) -> float:
+    start = time.perf_counter()
+    with path.open("rb") as handle:
+        for line in handle:
+            json.loads(line)
+    return time.perf_counter() - start
+
+
+def time_replay(path: Path) -> tuple[float, ReplayStats, int]:
+    limits = Limits()
+    stats = ReplayStats()
+    sink = io.BytesIO()
+    start = time.perf_counter()
+    for record in replay_items(jsonl_items(path, limits), Engine(), limits, stats):
+        sink.write(record.to_json_line())
+        sink.write(b"\n")
+    return time.perf_counter() - start, stats, sink.tell()
+
+
+def per_event_cost(size: int) -> float:
+    """Microseconds per event for one run of about `size` events (events pre-parsed)."""
+    from reducers.validate import parse_event
+
+    padding = max(0, (size - 9) // 2)
+    events = [parse_event(e) for e in generate_run("grow", "late_receipt", padding=padding)]
+    engine = Engine()
+    start = time.perf_counter()
+    for event in events:
+        for record in engine.apply(event):
+            record.to_json_line()
+    return (time.perf_counter() - start) / len(events) * 1e6, len(events)  # type: ignore[return-value]
+
+
+def peak_rss_child(runs: int, events_per_run: int) -> None:
+    """Child mode: replay runs x events_per_run events from memory and print peak RSS."""
+    from reducers.validate import parse_event
+
+    engine = Engine()
+    padding = max(0, (events_per_run - 13) // 2)
+    total = 0
+    for run in generate_runs(runs, seed=3, padding=padding):
+        for event in run:
+            engine.apply(parse_event(event))
+            total += 1
+    peak_kib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    print(json.dumps({"events": total, "runs": runs, "peak_rss_mib": round(peak_kib / 1024, 1)}))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--runs", type=int, default=20_000)
+    parser.add_argument("--padding", type=int, default=4)
+    parser.add_argument("--memory-child", nargs=2, type=int, metavar=("RUNS", "EVENTS_PER_RUN"))
+    parser.add_argument("--skip-memory", action="store_true")
+    args = parser.parse_args()
+    if args.memory_child:
+        peak_rss_child(*args.memory_child)
+        return
+
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "mix.jsonl"
+        count = write_mix(path, args.runs, args.padding)
+        size_mib = path.stat().st_size / 2**20
+        json_s = time_json_only(path)
+        replay_s, stats, out_bytes = time_replay(path)
+    print(f"workload: {count:,} events in {args.runs:,} runs ({size_mib:.1f} MiB JSONL)")
+    print(f"  json.loads only : {count / json_s:>10,.0f} events/s")
+    print(
+        f"  replay          : {count / replay_s:>10,.0f} events/s "
+        f"({replay_s / json_s:.2f}x the json.loads cost; {stats.summary()}; "
+        f"{out_bytes / 2**20:.1f} MiB written)"
+    )
+    print("per-event cost as one run grows:")
+    for size in (10, 100, 1_000, 10_000, 100_000):
+        micros, events = per_event_cost(size)  # type: ignore[misc]
+        print(f"  {events:>7,} events: {micros:6.2f} us/event")
+    if not args.skip_memory:
+        result = subprocess.run(
+            [sys.executable, "-m", "bench.bench_replay", "--memory-child", "10000", "100"],
+            check=True,
+            capture_output=True,
+            text=True,
+        )
+        figures = json.loads(result.stdout)
+        print(
+            f"peak RSS: {figures['peak_rss_mib']} MiB for {figures['events']:,} events "
+            f"in {figures['runs']:,} runs"
+        )
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,345 @@
+"""Realistic, seeded workloads of agent runs: the events a fleet of workers would publish.
+
+Used by the benchmarks, the integration tests, `outcomes loadgen` and `outcomes demo`.
+Every run is one of a few scenarios drawn from the seed documents (clean completions,
+stale checks fixed by reruns, late receipts that supersede, contradicting receipts,
+denied publications, cancellations with in-flight effects, provenance with withheld
+candidates). The same seed gives the same events, byte for byte.
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from typing import Any
+
+from reducers.timefmt import format_rfc3339
+
+BASE_MICROS = 1_796_032_800_000_000  # 2026-11-30T10:00:00Z
+Event = dict[str, Any]
+
+
+@dataclass
+class _Run:
+    """Builds one run's events with increasing ids and times."""
+
+    run_id: str
+    rng: random.Random
+    clock: int
+    events: list[Event] = field(default_factory=list)
+
+    def emit(self, type_: str, **fields: Any) -> Event:
+        self.clock += self.rng.randint(1_000, 3_000_000)
+        event = {
+            "event_id": f"{self.run_id}:{len(self.events):06d}",
+            "run_id": self.run_id,
+            "type": type_,
+            "occurred_at": format_rfc3339(self.clock),
+            "source": "agent-worker",
+            **fields,
+        }
+        self.events.append(event)
+        return event
+
+    def tools(self, count: int, prefix: str = "act") -> list[str]:
+        ids = []
+        for index in range(count):
+            action_id = f"{prefix}-{index}"
+            tool = self.rng.choice(("apply_patch", "run_shell", "read_file", "search"))
+            self.emit("tool.started", action_id=action_id, tool=tool)
+            self.emit(
+                "tool.finished",
+                action_id=action_id,
+                tool=tool,
+                outcome="succeeded",
+                error_class=None,
+            )
+            ids.append(action_id)
+        return ids
+
+    def snapshot(
+        self,
+        snapshot_id: str,
+        files: list[tuple[str, str, str]],
+        sealed: bool = True,
+        base: str = "base-1",
+    ) -> None:
+        self.emit(
+            "workspace.snapshot",
+            snapshot_id=snapshot_id,
+            base_revision=base,
+            sealed=sealed,
+            artifacts=[
+                {
+                    "path": path,
+                    "change": change,
+                    "digest": digest,
+                    "renamed_from": None,
+                    "verification_sensitive": path.endswith((".py", ".toml")),
+                }
+                for path, change, digest in files
+            ],
+        )
+
+    def receipt(
+        self, label: str, snapshot: str, result: str = "pass", tests: int = 25, scope: str = "suite"
+    ) -> None:
+        self.emit(
+            "verification.receipt",
+            check_id=f"chk-{len(self.events)}",
+            label=label,
+            scope=scope,
+            result=result,
+            tests_executed=tests,
+            candidate_snapshot=snapshot,
+            environment="py3.11",
+            command=f"pytest -q {label}",
+            expected_artifacts=[],
+        )
+
+    def goal(
+        self,
+        deliverables: list[str],
+        effects: tuple[str, ...] = (),
+        actions: tuple[str, ...] = (),
+        checks: tuple[str, ...] = ("unit",),
+    ) -> None:
+        self.emit(
+            "goal.revised",
+            goal_revision=1,
+            authored_by="user",
+            deliverables=deliverables,
+            required_checks=[{"label": label, "scope": "suite"} for label in checks],
+            requested_effects=list(effects),
+            requested_actions=list(actions),
+            target_revision="base-1",
+        )
+
+    def effect(self, intent_id: str, effect_class: str, *states: str) -> None:
+        self.emit(
+            "effect.intent",
+            intent_id=intent_id,
+            effect_class=effect_class,
+            target=f"provider:{intent_id}",
+            consequential=True,
+        )
+        for state in states:
+            self.emit(
+                "effect.transition",
+                intent_id=intent_id,
+                state=state,
+                attempt_id="att-1",
+                reason="policy: publication needs approval" if state == "denied" else None,
+            )
+
+    def effect_receipt(
+        self,
+        intent_id: str,
+        observed: str,
+        authoritative: bool = True,
+        origin: str = "provider_receipt",
+    ) -> None:
+        self.emit(
+            "effect.receipt",
+            intent_id=intent_id,
+            receipt_id=f"rcpt-{len(self.events)}",
+            attempt_id="att-1",
+            origin=origin,
+            observed=observed,
+            authoritative=authoritative,
+        )
+
+
+def _files(rng: random.Random, count: int) -> list[tuple[str, str, str]]:
+    names = [
+        "src/app.py",
+        "src/retry.py",
+        "config/app.toml",
+        "docs/README.md",
+        "tests/test_app.py",
+        "src/cli.py",
+        "src/io.py",
+        "CHANGELOG.md",
+    ]
+    picked = names[: max(1, min(count, len(names)))]
+    return [(p, rng.choice(("modified", "added")), f"sha-{rng.getrandbits(40):x}") for p in picked]
+
+
+def _clean(run: _Run, padding: int) -> None:
+    files = _files(run.rng, 3)
+    run.emit("run.started", agent="coder", requested_by="user:ana")
+    run.goal([files[0][0]], actions=("act-0",))
+    run.tools(1 + padding)
+    run.snapshot("snap-1", files)
+    run.receipt("unit", "snap-1")
+    run.emit("response.disposition", completion="completed")
+    run.emit("finalize.requested", candidate_snapshot="snap-1")
+    run.emit(
+        "narrative.submitted",
+        narrative_id="n-1",
+        account_revision=None,
+        channel="chat",
+        text="Done: the change is in and all tests pass.",
+    )
+
+
+def _stale_then_rerun(run: _Run, padding: int) -> None:
+    files = _files(run.rng, 4)
+    run.emit("run.started", agent="coder", requested_by="user:bo")
+    run.goal([files[0][0]])
+    run.tools(padding)
+    run.snapshot("snap-1", files[:2])
+    run.receipt("unit", "snap-1")
+    run.snapshot("snap-2", [*files[:2], ("config/app.toml", "modified", "sha-cfg")])
+    run.emit("finalize.requested", candidate_snapshot="snap-2")
+    run.receipt("unit", "snap-2")  # the rerun supersedes the stale pass
+
+
+def _late_receipt(run: _Run, padding: int) -> None:
+    files = _files(run.rng, 5)
+    run.emit("run.started", agent="coder", requested_by="user:cy")
+    run.goal([files[0][0]], effects=("draft-1",))
+    run.tools(padding)
+    run.effect("draft-1", "external_draft", "active", "unknown")
+    run.snapshot("snap-1", files)
+    run.receipt("unit", "snap-1")
+    run.emit("finalize.requested", candidate_snapshot="snap-1")
+    run.effect_receipt("draft-1", "present")
+
+
+def _contradicting(run: _Run, padding: int) -> None:
+    files = _files(run.rng, 2)
+    run.emit("run.started", agent="coder", requested_by="user:di")
+    run.goal([files[0][0]], effects=("save-1",))
+    run.tools(padding)
+    run.effect("save-1", "write", "active")
+    run.effect_receipt("save-1", "present")
+    run.snapshot("snap-1", files)
+    run.receipt("unit", "snap-1")
+    run.emit("finalize.requested", candidate_snapshot="snap-1")
+    run.effect_receipt("save-1", "absent", origin="provider_query")
+
+
+def _denied(run: _Run, padding: int) -> None:
+    files = _files(run.rng, 2)
+    run.emit("run.started", agent="publisher", requested_by="user:ed")
+    run.goal([files[0][0]], effects=("publish-1",))
+    run.tools(padding)
+    run.effect("publish-1", "publication", "prepared", "denied")
+    run.snapshot("snap-1", files)
+    run.receipt("unit", "snap-1")
+    run.emit("finalize.requested", candidate_snapshot="snap-1")
+
+
+def _cancelled(run: _Run, padding: int) -> None:
+    files = _files(run.rng, 3)
+    run.emit("run.started", agent="coder", requested_by="user:fa")
+    run.goal([files[0][0]], effects=("upload-1",), actions=("act-0",))
+    run.tools(1 + padding)
+    run.effect("upload-1", "upload", "approved", "active")
+    run.snapshot("snap-1", files, sealed=False)
+    run.emit("run.cancelled", reason="user stopped the run")
+    run.effect_receipt("upload-1", "present", origin="reconciliation")
+
+
+def _provenance(run: _Run, padding: int) -> None:
+    files = _files(run.rng, 2)
+    run.emit("run.started", agent="assistant", requested_by="user:gu")
+    run.goal([files[0][0]])
+    run.emit(
+        "retrieval.evaluated",
+        retrieval_id="ret-1",
+        job_id="job-1",
+        query_hash="qh-1",
+        algorithm="bm25",
+        config_hash="cfg-1",
+        candidates=[
+            {
+                "candidate_id": f"cand-{i}",
+                "source_type": "journal",
+                "source_event_id": f"je-{i}",
+                "rank": i,
+                "score": 1.0 / (i + 1),
+                "eligible": i != 2,
+                "decision": "withheld" if i == 2 else "selected",
+                "withhold_reason": "ineligible" if i == 2 else None,
+            }
+            for i in range(4)
+        ],
+    )
+    run.emit(
+        "injection.recorded",
+        injection_id="inj-1",
+        model_call_id="call-1",
+        retrieval_id="ret-1",
+        candidate_ids=["cand-0", "cand-2"],
+        block_hash="bh-1",
+        block_bytes=512,
+        location="system",
+        range_start=0,
+        range_end=512,
+        confirmed=True,
+        removed_before_inference=False,
+    )
+    run.emit("inference.started", model_call_id="call-1")
+    run.tools(padding)
+    run.snapshot("snap-1", files)
+    run.receipt("unit", "snap-1")
+    run.emit("finalize.requested", candidate_snapshot="snap-1")
+
+
+SCENARIOS: dict[str, Callable[[_Run, int], None]] = {
+    "clean": _clean,
+    "stale_then_rerun": _stale_then_rerun,
+    "late_receipt": _late_receipt,
+    "contradicting_receipts": _contradicting,
+    "denied_publication": _denied,
+    "cancelled_in_flight": _cancelled,
+    "provenance_withheld": _provenance,
+}
+
+
+def generate_run(run_id: str, scenario: str, padding: int = 0, seed: int = 0) -> list[Event]:
+    """One run's events in the order its worker would publish them.
+
+    `padding` adds that many extra tool attempts (two events each) to grow the run.
+    """
+    rng = random.Random(f"{seed}:{run_id}")
+    run = _Run(run_id, rng, BASE_MICROS + rng.randint(0, 3_600_000_000))
+    SCENARIOS[scenario](run, padding)
+    return run.events
+
+
+def generate_runs(
+    count: int, seed: int = 0, padding: int = 0, prefix: str = "run"
+) -> Iterator[list[Event]]:
+    """`count` runs cycling through every scenario, deterministic for a seed."""
+    names = list(SCENARIOS)
+    for index in range(count):
+        yield generate_run(f"{prefix}-{seed}-{index:06d}", names[index % len(names)], padding, seed)
+
+
+def interleave(runs: list[list[Event]], seed: int = 0) -> list[Event]:
+    """Merge runs as concurrent workers would: each run's own order kept, runs interleaved."""
+    rng = random.Random(seed)
+    cursors = [0] * len(runs)
+    live = [i for i, run in enumerate(runs) if run]
+    merged: list[Event] = []
+    while live:
+        pick = rng.randrange(len(live))
+        index = live[pick]
+        merged.append(runs[index][cursors[index]])
+        cursors[index] += 1
+        if cursors[index] == len(runs[index]):
+            live[pick] = live[-1]
+            live.pop()
+    return merged
+
+
+MALFORMED_LINES: tuple[bytes, ...] = (
+    b"{not json",
+    b'{"event_id": "bad-1", "run_id": "run-bad", "type": "tool.started"}',
+    b'{"event_id": "bad-2", "run_id": "run-bad", "type": "tool.exploded", '
+    b'"occurred_at": "2026-12-01T00:00:00Z", "source": "x"}',
+)
