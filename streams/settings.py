@@ -37,30 +37,62 @@ class Setting:
 
 
 SETTINGS_DOC: tuple[Setting, ...] = (
-    Setting("bootstrap", "OUTCOMES_BOOTSTRAP", "--bootstrap",
-            "Kafka bootstrap servers, comma separated."),
-    Setting("security_protocol", "OUTCOMES_KAFKA_SECURITY_PROTOCOL", None,
-            "PLAINTEXT, SSL, SASL_PLAINTEXT or SASL_SSL."),
-    Setting("sasl_mechanism", "OUTCOMES_KAFKA_SASL_MECHANISM", None,
-            "PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512."),
+    Setting(
+        "bootstrap",
+        "OUTCOMES_BOOTSTRAP",
+        "--bootstrap",
+        "Kafka bootstrap servers, comma separated.",
+    ),
+    Setting(
+        "security_protocol",
+        "OUTCOMES_KAFKA_SECURITY_PROTOCOL",
+        None,
+        "PLAINTEXT, SSL, SASL_PLAINTEXT or SASL_SSL.",
+    ),
+    Setting(
+        "sasl_mechanism",
+        "OUTCOMES_KAFKA_SASL_MECHANISM",
+        None,
+        "PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512.",
+    ),
     Setting("sasl_username", "OUTCOMES_KAFKA_SASL_USERNAME", None, "SASL user name."),
-    Setting("sasl_password", "OUTCOMES_KAFKA_SASL_PASSWORD", None, "SASL password.",
-            secret=True),
+    Setting("sasl_password", "OUTCOMES_KAFKA_SASL_PASSWORD", None, "SASL password.", secret=True),
     Setting("ssl_cafile", "OUTCOMES_KAFKA_SSL_CAFILE", None, "CA bundle for TLS."),
     Setting("ssl_certfile", "OUTCOMES_KAFKA_SSL_CERTFILE", None, "Client certificate."),
     Setting("ssl_keyfile", "OUTCOMES_KAFKA_SSL_KEYFILE", None, "Client private key."),
-    Setting("schema_registry_url", "OUTCOMES_SCHEMA_REGISTRY_URL", "--schema-registry",
-            "Confluent Schema Registry URL; unset: Avro single-object encoding."),
-    Setting("clickhouse", "OUTCOMES_CLICKHOUSE", "--clickhouse",
-            "ClickHouse DSN: chdb:///path (embedded) or http(s)://host:port."),
-    Setting("state_dir", "OUTCOMES_STATE_DIR", "--state-dir",
-            "Project-local state: dev broker data, chDB files, worker tables."),
-    Setting("max_event_bytes", "OUTCOMES_MAX_EVENT_BYTES", None,
-            "Largest accepted encoded event (bytes)."),
-    Setting("max_string_bytes", "OUTCOMES_MAX_STRING_BYTES", None,
-            "Largest accepted string field (bytes, UTF-8)."),
-    Setting("max_list_items", "OUTCOMES_MAX_LIST_ITEMS", None,
-            "Largest accepted list field (items)."),
+    Setting(
+        "schema_registry_url",
+        "OUTCOMES_SCHEMA_REGISTRY_URL",
+        "--schema-registry",
+        "Confluent Schema Registry URL; unset: Avro single-object encoding.",
+    ),
+    Setting(
+        "clickhouse",
+        "OUTCOMES_CLICKHOUSE",
+        "--clickhouse",
+        "ClickHouse DSN: chdb:///path (embedded) or http(s)://host:port.",
+    ),
+    Setting(
+        "state_dir",
+        "OUTCOMES_STATE_DIR",
+        "--state-dir",
+        "Project-local state: dev broker data, chDB files, worker tables.",
+    ),
+    Setting(
+        "max_event_bytes",
+        "OUTCOMES_MAX_EVENT_BYTES",
+        None,
+        "Largest accepted encoded event (bytes).",
+    ),
+    Setting(
+        "max_string_bytes",
+        "OUTCOMES_MAX_STRING_BYTES",
+        None,
+        "Largest accepted string field (bytes, UTF-8).",
+    ),
+    Setting(
+        "max_list_items", "OUTCOMES_MAX_LIST_ITEMS", None, "Largest accepted list field (items)."
+    ),
 )
 
 
@@ -89,7 +121,9 @@ class Settings:
                 f"expected one of {sorted(protocols)}"
             )
         if not self.bootstrap.strip():
-            raise SettingsError("bootstrap servers are empty: set --bootstrap or OUTCOMES_BOOTSTRAP")
+            raise SettingsError(
+                "bootstrap servers are empty: set --bootstrap or OUTCOMES_BOOTSTRAP"
+            )
 
     @property
     def clickhouse_dsn(self) -> str:
