@@ -1,0 +1,732 @@
+"""Producer SDK for agent workers: one typed method per event type.
+
+Each method builds the canonical event (envelope: UUIDv7 `event_id`, `occurred_at`
+defaulting to now in UTC, `source`), validates and encodes it with the Avro codec, and
+queues it on an idempotent Kafka producer (`enable.idempotence=true`, `acks=all`) keyed by
+`run_id`. Sending is asynchronous; failures surface to the caller:
+
+- invalid input raises :class:`streams.exceptions.CodecError` at the call;
+- a full send buffer (broker unreachable or slow) raises
+  :class:`ProducerBackpressure` after a bounded wait, never blocks forever;
+- events the broker did not acknowledge within `message_timeout_ms` are raised by
+  :meth:`OutcomesProducer.flush` / :meth:`OutcomesProducer.close` as one
+  :class:`DeliveryError` listing their ids (and passed to an optional callback).
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, replace
+from datetime import UTC, datetime
+from types import TracebackType
+from typing import TYPE_CHECKING, Any, Literal, NotRequired, TypedDict
+
+from confluent_kafka import KafkaException, Producer
+
+from reducers.catalog import EVENT_TOPICS
+from streams.codec import Codec
+from streams.exceptions import (
+    DeliveryError,
+    FailedDelivery,
+    ProducerBackpressure,
+    ProducerClosed,
+)
+from streams.settings import Settings
+from streams.uuid7 import uuid7_str
+
+if TYPE_CHECKING:
+    from confluent_kafka import KafkaError, Message
+
+log = logging.getLogger(__name__)
+_ERROR_LOG_INTERVAL = 30.0  # seconds between two logs of the same client error
+# librdkafka's own log lines (every connection retry): quiet unless the app configures
+# logging; the throttled `error_cb` warning above already names the cause.
+_librdkafka_log = logging.getLogger(f"{__name__}.librdkafka")
+_librdkafka_log.addHandler(logging.NullHandler())
+
+# Enum values of SPEC section 2 (a test checks them against the Avro schemas).
+AuthoredBy = Literal["user", "product_rule", "model"]
+CheckScope = Literal["focused", "suite"]
+ToolOutcome = Literal["succeeded", "failed", "indeterminate", "not_applicable"]
+TransitionState = Literal[
+    "prepared",
+    "denied",
+    "approved",
+    "active",
+    "unknown",
+    "observed",
+    "completed",
+    "contradicted",
+    "compensated",
+]
+ReceiptOrigin = Literal["provider_receipt", "provider_query", "reconciliation", "user_attestation"]
+ReceiptObservation = Literal["present", "absent", "failed"]
+CheckResult = Literal["pass", "fail", "indeterminate"]
+ArtifactChange = Literal[
+    "added", "modified", "deleted", "renamed", "generated", "excluded", "quarantined"
+]
+Completion = Literal["completed", "contained", "cancelled"]
+ReviewState = Literal["pass", "fail", "indeterminate", "revise"]
+CandidateDecision = Literal["selected", "withheld"]
+
+# `occurred_at`: an aware datetime, an RFC 3339 string, or int microseconds (UTC).
+Timestamp = datetime | str | int
+
+
+class RequiredCheck(TypedDict):
+    """A check the goal requires (`goal.revised`)."""
+
+    label: str
+    scope: CheckScope
+
+
+class Artifact(TypedDict):
+    """One entry of a snapshot's change inventory (`workspace.snapshot`)."""
+
+    path: str
+    change: ArtifactChange
+    verification_sensitive: bool
+    digest: NotRequired[str | None]
+    renamed_from: NotRequired[str | None]
+
+
+class Candidate(TypedDict):
+    """One evaluated retrieval candidate (`retrieval.evaluated`)."""
+
+    candidate_id: str
+    source_type: str
+    source_event_id: str
+    rank: int
+    score: float
+    eligible: bool
+    decision: CandidateDecision
+    withhold_reason: NotRequired[str | None]
+
+
+@dataclass(frozen=True, slots=True)
+class DeliveryReport:
+    """The broker's answer for one event: where it landed, or the error."""
+
+    event_id: str
+    topic: str
+    partition: int | None
+    offset: int | None
+    error: str | None
+
+    @property
+    def ok(self) -> bool:
+        return self.error is None
+
+
+DeliveryCallback = Callable[[DeliveryReport], None]
+
+
+class OutcomesProducer:
+    """Publishes outcome events to Kafka as Avro. Use as a context manager.
+
+    `source` names the worker in every event's envelope (overridable per call).
+    Settings come from the environment (`Settings.load()`) unless given; `bootstrap`
+    overrides the brokers. `topics` overrides event type -> topic (tests).
+    Bounds: at most `buffer_max_messages` events wait locally; an event is delivered or
+    failed within `message_timeout_ms`; a full buffer waits `backpressure_timeout`
+    seconds, then raises ProducerBackpressure.
+    """
+
+    def __init__(
+        self,
+        settings: Settings | None = None,
+        *,
+        source: str,
+        bootstrap: str | None = None,
+        codec: Codec | None = None,
+        topics: Mapping[str, str] | None = None,
+        buffer_max_messages: int = 10_000,
+        message_timeout_ms: int = 10_000,
+        backpressure_timeout: float = 5.0,
+        on_delivery: DeliveryCallback | None = None,
+        config: Mapping[str, str | int | bool] | None = None,
+    ) -> None:
+        if settings is None:
+            settings = Settings.load(bootstrap=bootstrap)
+        elif bootstrap is not None:
+            settings = replace(settings, bootstrap=bootstrap)
+        if not source:
+            raise ValueError("source must name the emitting worker")
+        self.source = source
+        self.settings = settings
+        self.codec = codec if codec is not None else Codec(settings)
+        self._topics = dict(EVENT_TOPICS) | dict(topics or {})
+        self._message_timeout = message_timeout_ms / 1000.0
+        self._backpressure_timeout = backpressure_timeout
+        self._on_delivery = on_delivery
+        self._lock = threading.Lock()
+        self._failures: list[FailedDelivery] = []
+        self._in_flight: dict[str, str] = {}  # event_id -> topic
+        self._closed = False
+        self._error_logged: dict[int, float] = {}
+        conf: dict[str, Any] = {
+            **settings.kafka_config(),
+            "enable.idempotence": True,
+            "acks": "all",
+            "queue.buffering.max.messages": buffer_max_messages,
+            "message.timeout.ms": message_timeout_ms,
+            "linger.ms": 5,
+            # An event may be max_event_bytes; leave room for the record batch overhead.
+            "message.max.bytes": max(1_000_000, settings.limits.max_event_bytes + 65_536),
+            "client.id": f"outcomes-sdk-{source}",
+            "error_cb": self._on_client_error,
+            "logger": _librdkafka_log,
+        }
+        conf.update(config or {})
+        self._producer = Producer(conf)
+
+    # -- lifecycle ---------------------------------------------------------------------
+
+    def __enter__(self) -> OutcomesProducer:
+        return self
+
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        traceback: TracebackType | None,
+    ) -> None:
+        if exc is None:
+            self.close()
+            return
+        try:  # the body already failed: still deliver what was queued, keep its error
+            self.close()
+        except DeliveryError as delivery:
+            exc.add_note(f"also, on close: {delivery}")
+
+    def flush(self, timeout: float | None = None) -> None:
+        """Wait for queued events; raise DeliveryError for those not delivered.
+
+        The default timeout is the message timeout plus a margin: by then librdkafka has
+        settled every event one way or the other. With a shorter `timeout`, events still
+        pending are listed too (they may yet be delivered; their ids stay tracked).
+        """
+        wait = self._message_timeout + 5.0 if timeout is None else timeout
+        remaining = self._producer.flush(wait)
+        with self._lock:
+            failures = self._failures
+            self._failures = []
+            if remaining:
+                failures += [
+                    FailedDelivery(e, t, f"still pending after {wait:.1f}s")
+                    for e, t in self._in_flight.items()
+                ]
+        if failures:
+            raise DeliveryError(failures)
+
+    def close(self) -> None:
+        """Flush (raising DeliveryError for undelivered events) and release the client."""
+        if self._closed:
+            return
+        self._closed = True
+        try:
+            self.flush()
+        finally:
+            release = getattr(self._producer, "close", None)  # confluent-kafka >= 2.? only
+            if release is not None:
+                release()
+
+    # -- publishing --------------------------------------------------------------------
+
+    def publish(
+        self, event: Mapping[str, Any], *, on_delivery: DeliveryCallback | None = None
+    ) -> str:
+        """Validate, encode and queue one canonical JSON event; returns its event_id."""
+        if self._closed:
+            raise ProducerClosed("this producer is closed")
+        data = self.codec.encode_event(event)
+        event_id = str(event["event_id"])
+        event_type = str(event["type"])
+        topic = self._topics[event_type]
+        callback = self._delivery_handler(event_id, topic, on_delivery)
+        key = str(event["run_id"]).encode("utf-8")
+        deadline: float | None = None
+        with self._lock:
+            self._in_flight[event_id] = topic
+        while True:
+            try:
+                self._producer.produce(topic, value=data, key=key, on_delivery=callback)
+                break
+            except KafkaException as exc:  # refused locally (e.g. message too large)
+                with self._lock:
+                    self._in_flight.pop(event_id, None)
+                raise DeliveryError([FailedDelivery(event_id, topic, str(exc))]) from None
+            except BufferError:
+                now = time.monotonic()
+                deadline = deadline if deadline is not None else now + self._backpressure_timeout
+                if now >= deadline:
+                    with self._lock:
+                        self._in_flight.pop(event_id, None)
+                    raise ProducerBackpressure(
+                        f"send buffer full for {self._backpressure_timeout:.1f}s "
+                        f"(broker {self.settings.bootstrap} unreachable or too slow); "
+                        f"event {event_id} was not queued"
+                    ) from None
+                self._producer.poll(0.05)  # serve delivery callbacks, freeing the buffer
+        self._producer.poll(0)
+        return event_id
+
+    def _delivery_handler(
+        self, event_id: str, topic: str, user_callback: DeliveryCallback | None
+    ) -> Callable[[KafkaError | None, Message], None]:
+        callbacks = [c for c in (self._on_delivery, user_callback) if c is not None]
+
+        def delivered(err: KafkaError | None, msg: Message) -> None:
+            with self._lock:
+                self._in_flight.pop(event_id, None)
+                if err is not None:
+                    self._failures.append(FailedDelivery(event_id, topic, err.str()))
+            if callbacks:
+                report = DeliveryReport(
+                    event_id,
+                    topic,
+                    msg.partition() if err is None else None,
+                    msg.offset() if err is None else None,
+                    None if err is None else err.str(),
+                )
+                for callback in callbacks:
+                    callback(report)
+
+        return delivered
+
+    def _on_client_error(self, err: KafkaError) -> None:
+        # Connection errors are retried by librdkafka until message.timeout.ms; the
+        # events' fate is reported per event. Log so an operator sees the cause early,
+        # once per error code per interval (librdkafka repeats them on every retry).
+        now = time.monotonic()
+        code = err.code()
+        if now - self._error_logged.get(code, -_ERROR_LOG_INTERVAL) >= _ERROR_LOG_INTERVAL:
+            self._error_logged[code] = now
+            log.warning("kafka client error (%s): %s", self.settings.bootstrap, err.str())
+
+    def _emit(
+        self,
+        event_type: str,
+        run_id: str,
+        event_id: str | None,
+        occurred_at: Timestamp | None,
+        source: str | None,
+        on_delivery: DeliveryCallback | None,
+        payload: Mapping[str, Any],
+    ) -> str:
+        event = {
+            "event_id": event_id if event_id is not None else uuid7_str(),
+            "run_id": run_id,
+            "type": event_type,
+            "occurred_at": occurred_at if occurred_at is not None else datetime.now(UTC),
+            "source": source if source is not None else self.source,
+            **payload,
+        }
+        return self.publish(event, on_delivery=on_delivery)
+
+    # -- one method per event type (SPEC section 2) -------------------------------------
+    # Common keyword arguments: `run_id`; `event_id` (default: a new UUIDv7; reuse it to
+    # republish the same fact); `occurred_at` (default: now, UTC); `source` (default:
+    # the producer's); `on_delivery` (called with the DeliveryReport). Each returns the
+    # event_id.
+
+    def goal_revised(
+        self,
+        *,
+        run_id: str,
+        goal_revision: int,
+        authored_by: AuthoredBy,
+        deliverables: Sequence[str] = (),
+        required_checks: Sequence[RequiredCheck] = (),
+        requested_effects: Sequence[str] = (),
+        requested_actions: Sequence[str] = (),
+        target_revision: str | None = None,
+        event_id: str | None = None,
+        occurred_at: Timestamp | None = None,
+        source: str | None = None,
+        on_delivery: DeliveryCallback | None = None,
+    ) -> str:
+        """`goal.revised`: what the user (or a product rule, or the model) asked for."""
+        return self._emit(
+            "goal.revised", run_id, event_id, occurred_at, source, on_delivery,
+            {
+                "goal_revision": goal_revision,
+                "authored_by": authored_by,
+                "deliverables": list(deliverables),
+                "required_checks": [dict(c) for c in required_checks],
+                "requested_effects": list(requested_effects),
+                "requested_actions": list(requested_actions),
+                "target_revision": target_revision,
+            },
+        )  # fmt: skip
+
+    def tool_started(
+        self,
+        *,
+        run_id: str,
+        action_id: str,
+        tool: str,
+        event_id: str | None = None,
+        occurred_at: Timestamp | None = None,
+        source: str | None = None,
+        on_delivery: DeliveryCallback | None = None,
+    ) -> str:
+        """`tool.started`: a tool attempt began."""
+        return self._emit(
+            "tool.started", run_id, event_id, occurred_at, source, on_delivery,
+            {"action_id": action_id, "tool": tool},
+        )  # fmt: skip
+
+    def tool_finished(
+        self,
+        *,
+        run_id: str,
+        action_id: str,
+        tool: str,
+        outcome: ToolOutcome,
+        error_class: str | None = None,
+        event_id: str | None = None,
+        occurred_at: Timestamp | None = None,
+        source: str | None = None,
+        on_delivery: DeliveryCallback | None = None,
+    ) -> str:
+        """`tool.finished`: a tool attempt ended with `outcome`."""
+        return self._emit(
+            "tool.finished", run_id, event_id, occurred_at, source, on_delivery,
+            {"action_id": action_id, "tool": tool, "outcome": outcome, "error_class": error_class},
+        )  # fmt: skip
+
+    def effect_intent(
+        self,
+        *,
+        run_id: str,
+        intent_id: str,
+        effect_class: str,
+        target: str,
+        consequential: bool,
+        event_id: str | None = None,
+        occurred_at: Timestamp | None = None,
+        source: str | None = None,
+        on_delivery: DeliveryCallback | None = None,
+    ) -> str:
+        """`effect.intent`: an external effect (write, upload, ...) is intended."""
+        return self._emit(
+            "effect.intent", run_id, event_id, occurred_at, source, on_delivery,
+            {
+                "intent_id": intent_id,
+                "effect_class": effect_class,
+                "target": target,
+                "consequential": consequential,
+            },
+        )  # fmt: skip
+
+    def effect_transition(
+        self,
+        *,
+        run_id: str,
+        intent_id: str,
+        state: TransitionState,
+        attempt_id: str | None = None,
+        reason: str | None = None,
+        event_id: str | None = None,
+        occurred_at: Timestamp | None = None,
+        source: str | None = None,
+        on_delivery: DeliveryCallback | None = None,
+    ) -> str:
+        """`effect.transition`: an effect changed state (`reason`: public, for denied)."""
+        return self._emit(
+            "effect.transition", run_id, event_id, occurred_at, source, on_delivery,
+            {"intent_id": intent_id, "state": state, "attempt_id": attempt_id, "reason": reason},
+        )  # fmt: skip
+
+    def effect_receipt(
+        self,
+        *,
+        run_id: str,
+        intent_id: str,
+        receipt_id: str,
+        origin: ReceiptOrigin,
+        observed: ReceiptObservation,
+        authoritative: bool,
+        attempt_id: str | None = None,
+        event_id: str | None = None,
+        occurred_at: Timestamp | None = None,
+        source: str | None = None,
+        on_delivery: DeliveryCallback | None = None,
+    ) -> str:
+        """`effect.receipt`: evidence of whether an effect happened in the world."""
+        return self._emit(
+            "effect.receipt", run_id, event_id, occurred_at, source, on_delivery,
+            {
+                "intent_id": intent_id,
+                "receipt_id": receipt_id,
+                "attempt_id": attempt_id,
+                "origin": origin,
+                "observed": observed,
+                "authoritative": authoritative,
+            },
+        )  # fmt: skip
+
+    def verification_receipt(
+        self,
+        *,
+        run_id: str,
+        check_id: str,
+        label: str,
+        scope: CheckScope,
+        result: CheckResult,
+        tests_executed: int,
+        candidate_snapshot: str,
+        environment: str,
+        command: str,
+        expected_artifacts: Sequence[str] = (),
+        event_id: str | None = None,
+        occurred_at: Timestamp | None = None,
+        source: str | None = None,
+        on_delivery: DeliveryCallback | None = None,
+    ) -> str:
+        """`verification.receipt`: the result of one verification run."""
+        return self._emit(
+            "verification.receipt", run_id, event_id, occurred_at, source, on_delivery,
+            {
+                "check_id": check_id,
+                "label": label,
+                "scope": scope,
+                "result": result,
+                "tests_executed": tests_executed,
+                "candidate_snapshot": candidate_snapshot,
+                "environment": environment,
+                "command": command,
+                "expected_artifacts": list(expected_artifacts),
+            },
+        )  # fmt: skip
+
+    def workspace_snapshot(
+        self,
+        *,
+        run_id: str,
+        snapshot_id: str,
+        sealed: bool,
+        artifacts: Sequence[Artifact],
+        base_revision: str | None = None,
+        event_id: str | None = None,
+        occurred_at: Timestamp | None = None,
+        source: str | None = None,
+        on_delivery: DeliveryCallback | None = None,
+    ) -> str:
+        """`workspace.snapshot`: the complete change inventory against the run's base."""
+        return self._emit(
+            "workspace.snapshot", run_id, event_id, occurred_at, source, on_delivery,
+            {
+                "snapshot_id": snapshot_id,
+                "base_revision": base_revision,
+                "sealed": sealed,
+                "artifacts": [dict(a) for a in artifacts],
+            },
+        )  # fmt: skip
+
+    def run_started(
+        self,
+        *,
+        run_id: str,
+        agent: str,
+        requested_by: str,
+        event_id: str | None = None,
+        occurred_at: Timestamp | None = None,
+        source: str | None = None,
+        on_delivery: DeliveryCallback | None = None,
+    ) -> str:
+        """`run.started`: a run began."""
+        return self._emit(
+            "run.started", run_id, event_id, occurred_at, source, on_delivery,
+            {"agent": agent, "requested_by": requested_by},
+        )  # fmt: skip
+
+    def response_disposition(
+        self,
+        *,
+        run_id: str,
+        completion: Completion,
+        event_id: str | None = None,
+        occurred_at: Timestamp | None = None,
+        source: str | None = None,
+        on_delivery: DeliveryCallback | None = None,
+    ) -> str:
+        """`response.disposition`: how the response ended."""
+        return self._emit(
+            "response.disposition", run_id, event_id, occurred_at, source, on_delivery,
+            {"completion": completion},
+        )  # fmt: skip
+
+    def review_recorded(
+        self,
+        *,
+        run_id: str,
+        state: ReviewState,
+        event_id: str | None = None,
+        occurred_at: Timestamp | None = None,
+        source: str | None = None,
+        on_delivery: DeliveryCallback | None = None,
+    ) -> str:
+        """`review.recorded`: a review result."""
+        return self._emit(
+            "review.recorded", run_id, event_id, occurred_at, source, on_delivery,
+            {"state": state},
+        )  # fmt: skip
+
+    def finalize_requested(
+        self,
+        *,
+        run_id: str,
+        candidate_snapshot: str | None,
+        event_id: str | None = None,
+        occurred_at: Timestamp | None = None,
+        source: str | None = None,
+        on_delivery: DeliveryCallback | None = None,
+    ) -> str:
+        """`finalize.requested`: ask for the account (None: the run has no workspace)."""
+        return self._emit(
+            "finalize.requested", run_id, event_id, occurred_at, source, on_delivery,
+            {"candidate_snapshot": candidate_snapshot},
+        )  # fmt: skip
+
+    def run_cancelled(
+        self,
+        *,
+        run_id: str,
+        reason: str | None = None,
+        event_id: str | None = None,
+        occurred_at: Timestamp | None = None,
+        source: str | None = None,
+        on_delivery: DeliveryCallback | None = None,
+    ) -> str:
+        """`run.cancelled`: the run was cancelled."""
+        return self._emit(
+            "run.cancelled", run_id, event_id, occurred_at, source, on_delivery,
+            {"reason": reason},
+        )  # fmt: skip
+
+    def run_interrupted(
+        self,
+        *,
+        run_id: str,
+        reason: str | None = None,
+        event_id: str | None = None,
+        occurred_at: Timestamp | None = None,
+        source: str | None = None,
+        on_delivery: DeliveryCallback | None = None,
+    ) -> str:
+        """`run.interrupted`: the run was interrupted."""
+        return self._emit(
+            "run.interrupted", run_id, event_id, occurred_at, source, on_delivery,
+            {"reason": reason},
+        )  # fmt: skip
+
+    def inference_started(
+        self,
+        *,
+        run_id: str,
+        model_call_id: str,
+        event_id: str | None = None,
+        occurred_at: Timestamp | None = None,
+        source: str | None = None,
+        on_delivery: DeliveryCallback | None = None,
+    ) -> str:
+        """`inference.started`: a model call began."""
+        return self._emit(
+            "inference.started", run_id, event_id, occurred_at, source, on_delivery,
+            {"model_call_id": model_call_id},
+        )  # fmt: skip
+
+    def retrieval_evaluated(
+        self,
+        *,
+        run_id: str,
+        retrieval_id: str,
+        job_id: str,
+        query_hash: str,
+        algorithm: str,
+        config_hash: str,
+        candidates: Sequence[Candidate],
+        event_id: str | None = None,
+        occurred_at: Timestamp | None = None,
+        source: str | None = None,
+        on_delivery: DeliveryCallback | None = None,
+    ) -> str:
+        """`retrieval.evaluated`: how each memory-retrieval candidate was evaluated."""
+        return self._emit(
+            "retrieval.evaluated", run_id, event_id, occurred_at, source, on_delivery,
+            {
+                "retrieval_id": retrieval_id,
+                "job_id": job_id,
+                "query_hash": query_hash,
+                "algorithm": algorithm,
+                "config_hash": config_hash,
+                "candidates": [dict(c) for c in candidates],
+            },
+        )  # fmt: skip
+
+    def injection_recorded(
+        self,
+        *,
+        run_id: str,
+        injection_id: str,
+        model_call_id: str,
+        retrieval_id: str,
+        candidate_ids: Sequence[str],
+        block_hash: str,
+        block_bytes: int,
+        location: str,
+        range_start: int,
+        range_end: int,
+        confirmed: bool,
+        removed_before_inference: bool,
+        event_id: str | None = None,
+        occurred_at: Timestamp | None = None,
+        source: str | None = None,
+        on_delivery: DeliveryCallback | None = None,
+    ) -> str:
+        """`injection.recorded`: a context block reached a model-call boundary."""
+        return self._emit(
+            "injection.recorded", run_id, event_id, occurred_at, source, on_delivery,
+            {
+                "injection_id": injection_id,
+                "model_call_id": model_call_id,
+                "retrieval_id": retrieval_id,
+                "candidate_ids": list(candidate_ids),
+                "block_hash": block_hash,
+                "block_bytes": block_bytes,
+                "location": location,
+                "range_start": range_start,
+                "range_end": range_end,
+                "confirmed": confirmed,
+                "removed_before_inference": removed_before_inference,
+            },
+        )  # fmt: skip
+
+    def narrative_submitted(
+        self,
+        *,
+        run_id: str,
+        narrative_id: str,
+        channel: str,
+        text: str,
+        account_revision: int | None = None,
+        event_id: str | None = None,
+        occurred_at: Timestamp | None = None,
+        source: str | None = None,
+        on_delivery: DeliveryCallback | None = None,
+    ) -> str:
+        """`narrative.submitted`: the model's final narrative (claim-checked)."""
+        return self._emit(
+            "narrative.submitted", run_id, event_id, occurred_at, source, on_delivery,
+            {
+                "narrative_id": narrative_id,
+                "account_revision": account_revision,
+                "channel": channel,
+                "text": text,
+            },
+        )  # fmt: skip
