@@ -1,0 +1,244 @@
+"""One code path to ClickHouse: embedded chDB (`chdb:///path`) or a server (`http(s)://`).
+
+Both go through clickhouse-connect; only opening differs. chDB hosts one engine per
+process and locks its directory against other processes, so this module caches one
+client per process and turns the engine's terse failures into errors that say which
+process holds the path.
+"""
+
+from __future__ import annotations
+
+import fcntl
+import logging
+import os
+import threading
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+from urllib.parse import parse_qs, urlsplit, urlunsplit
+
+import clickhouse_connect
+from clickhouse_connect.driver.client import Client
+from clickhouse_connect.driver.exceptions import Error as DriverError
+
+from sinks.exceptions import ClickHouseUnavailable, EngineBusy, EngineLocked, InvalidDsn
+
+log = logging.getLogger(__name__)
+
+DEFAULT_DATABASE = "outcomes"
+
+
+@dataclass(frozen=True)
+class Target:
+    """A parsed DSN: where the engine is and which database holds the outcomes tables."""
+
+    dsn: str
+    embedded: bool
+    database: str
+    path: str | None = None  # chDB directory (absolute, resolved)
+    server_dsn: str | None = None  # server DSN without the database path
+
+    @property
+    def display(self) -> str:
+        """The DSN with any password masked, safe to print."""
+        parts = urlsplit(self.dsn)
+        if parts.password:
+            netloc = parts.netloc.replace(f":{parts.password}@", ":***@")
+            return urlunsplit(parts._replace(netloc=netloc))
+        return self.dsn
+
+
+def parse_dsn(dsn: str) -> Target:
+    """Validate a DSN: `chdb:///abs/path[?database=db]` or `http(s)://host:port[/db]`."""
+    parts = urlsplit(dsn)
+    if parts.scheme == "chdb":
+        if parts.netloc or not parts.path or not parts.path.startswith("/"):
+            raise InvalidDsn(f"chDB DSN must be chdb:///absolute/path, got {dsn!r}")
+        query = parse_qs(parts.query)
+        database = query.get("database", [DEFAULT_DATABASE])[0]
+        _check_identifier(database, dsn)
+        path = os.path.realpath(parts.path)
+        return Target(dsn=dsn, embedded=True, database=database, path=path)
+    if parts.scheme in ("http", "https"):
+        if not parts.hostname:
+            raise InvalidDsn(f"ClickHouse DSN has no host: {dsn!r}")
+        database = parts.path.strip("/") or DEFAULT_DATABASE
+        _check_identifier(database, dsn)
+        server = urlunsplit(parts._replace(path=""))
+        return Target(dsn=dsn, embedded=False, database=database, server_dsn=server)
+    raise InvalidDsn(f"ClickHouse DSN must start with chdb:// or http(s)://, got {dsn!r}")
+
+
+def _check_identifier(name: str, dsn: str) -> None:
+    if not name.replace("_", "a").isalnum() or name[0].isdigit():
+        raise InvalidDsn(f"database name {name!r} in {dsn!r}: use letters, digits, _")
+
+
+class Connection:
+    """A clickhouse-connect client bound to the outcomes database of one target."""
+
+    def __init__(self, target: Target, client: Client) -> None:
+        self.target = target
+        self.client = client
+
+    @property
+    def database(self) -> str:
+        return self.target.database
+
+    def table(self, name: str) -> str:
+        """The fully qualified, quoted name of a table or view of the outcomes database."""
+        return f"`{self.target.database}`.`{name}`"
+
+    def command(self, sql: str, parameters: Mapping[str, Any] | None = None) -> Any:
+        """Run a statement; driver errors become ClickHouseUnavailable."""
+        try:
+            return self.client.command(sql, parameters=dict(parameters or {}))
+        except DriverError as exc:
+            raise ClickHouseUnavailable(f"ClickHouse refused: {_one_line(exc)}") from exc
+
+    def rows(
+        self,
+        sql: str,
+        parameters: Mapping[str, Any] | None = None,
+        settings: Mapping[str, Any] | None = None,
+    ) -> list[tuple[Any, ...]]:
+        """Run a SELECT and return its rows as tuples."""
+        try:
+            result = self.client.query(
+                sql, parameters=dict(parameters or {}), settings=dict(settings or {})
+            )
+        except DriverError as exc:
+            raise ClickHouseUnavailable(f"ClickHouse refused: {_one_line(exc)}") from exc
+        return [tuple(r) for r in result.result_rows]
+
+    def insert(
+        self,
+        table: str,
+        rows: Sequence[Sequence[Any]],
+        columns: Sequence[str],
+        settings: Mapping[str, Any] | None = None,
+    ) -> None:
+        """Insert rows (one block, so one atomic part per partition on MergeTree)."""
+        try:
+            self.client.insert(
+                table,
+                rows,
+                column_names=list(columns),
+                database=self.target.database,
+                settings=dict(settings or {}),
+            )
+        except DriverError as exc:
+            raise ClickHouseUnavailable(f"insert into {table} failed: {_one_line(exc)}") from exc
+
+    def database_exists(self) -> bool:
+        found = self.rows(
+            "SELECT count() FROM system.databases WHERE name = {db:String}",
+            {"db": self.target.database},
+        )
+        return bool(found[0][0])
+
+    def use_database(self) -> None:
+        """Make the outcomes database the default for unqualified names (analyst SQL)."""
+        self.client.database = self.target.database
+
+
+def _one_line(exc: BaseException) -> str:
+    text = " ".join(str(exc).split())
+    return text[:500]
+
+
+_lock = threading.Lock()
+_clients: dict[tuple[str, str], Connection] = {}
+
+
+def connect(dsn: str) -> Connection:
+    """The process's cached connection for a DSN (one chDB engine per process)."""
+    target = parse_dsn(dsn)
+    key = (target.path or target.server_dsn or "", target.database)
+    with _lock:
+        cached = _clients.get(key)
+        if cached is not None:
+            return cached
+        _check_one_engine(target)
+        conn = Connection(target, _open(target))
+        _clients[key] = conn
+        return conn
+
+
+def _check_one_engine(target: Target) -> None:
+    if not target.embedded:
+        return
+    for other in _clients.values():
+        if other.target.embedded and other.target.path != target.path:
+            raise EngineBusy(
+                f"this process already has chDB open at {other.target.path}; "
+                f"cannot also open {target.path} (chDB: one engine per process)"
+            )
+
+
+def open_private(dsn: str) -> Connection:
+    """A new, uncached connection (own session), e.g. for read-only analyst queries.
+
+    On chDB it shares the process's engine; the caller must close it with `close()`.
+    """
+    target = parse_dsn(dsn)
+    with _lock:
+        _check_one_engine(target)
+        return Connection(target, _open(target))
+
+
+def close(conn: Connection) -> None:
+    """Close a connection from `open_private` (cached ones close with `close_all`)."""
+    conn.client.close()
+
+
+def close_all() -> None:
+    """Close every cached client; on chDB this shuts the engine and frees its path."""
+    with _lock:
+        for conn in _clients.values():
+            conn.client.close()
+        _clients.clear()
+
+
+def _open(target: Target) -> Client:
+    if target.embedded:
+        assert target.path is not None
+        Path(target.path).mkdir(parents=True, exist_ok=True)
+        try:
+            return clickhouse_connect.get_client(dsn=f"chdb://{target.path}")
+        except DriverError as exc:
+            holder = _lock_holder(Path(target.path))
+            if holder is not None:
+                raise EngineLocked(
+                    f"chDB directory {target.path} is in use by another process "
+                    f"({holder}); stop it or use another path"
+                ) from exc
+            raise ClickHouseUnavailable(
+                f"cannot open chDB at {target.path}: {_one_line(exc)}"
+            ) from exc
+    assert target.server_dsn is not None
+    try:
+        return clickhouse_connect.get_client(dsn=target.server_dsn)
+    except DriverError as exc:
+        raise ClickHouseUnavailable(
+            f"cannot reach ClickHouse at {target.display}: {_one_line(exc)}"
+        ) from exc
+
+
+def _lock_holder(path: Path) -> str | None:
+    """Who holds chDB's `status` file lock (ClickHouse flocks it while running), or None."""
+    status = path / "status"
+    if not status.exists():
+        return None
+    fd = os.open(status, os.O_RDONLY)
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            info = status.read_text(errors="replace").split("\n")
+            return ", ".join(line for line in info if line.startswith(("PID", "Started")))
+        fcntl.flock(fd, fcntl.LOCK_UN)
+        return None
+    finally:
+        os.close(fd)

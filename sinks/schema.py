@@ -1,0 +1,530 @@
+"""The ClickHouse schema as versioned, idempotent migrations (docs/clickhouse.md).
+
+Data tables are ReplacingMergeTree whose ORDER BY key is the row's identity, derived
+from the record's deterministic id: a redelivered row has the same key and identical
+content, so the table can never show two versions of it through FINAL (which every
+view uses). The writer additionally drops rows whose key is already stored, so retries
+and replays do not even add physical duplicates. See sinks/writer.py.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import os
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+
+from sinks.clickhouse import Connection
+from sinks.exceptions import PurgeDenied, SchemaNotMigrated
+
+log = logging.getLogger(__name__)
+
+TS = "DateTime64(6, 'UTC')"
+LC = "LowCardinality(String)"
+LCN = "LowCardinality(Nullable(String))"
+
+# ClickHouse remembers this many recent insert blocks per table for deduplication by
+# `insert_deduplication_token` (it is 0, i.e. off, on non-replicated MergeTree unless set).
+DEDUP_WINDOW = 10_000
+
+
+@dataclass(frozen=True)
+class Table:
+    """One data table: its columns (in insert order), identity key and partitioning."""
+
+    name: str
+    columns: tuple[tuple[str, str], ...]
+    order_by: tuple[str, ...]
+    partition_by: str | None
+    comment: str
+    has_run_id: bool = True
+
+    @property
+    def column_names(self) -> tuple[str, ...]:
+        return tuple(name for name, _ in self.columns)
+
+    def ddl(self, database: str) -> str:
+        cols = ",\n    ".join(f"`{n}` {t}" for n, t in self.columns)
+        partition = f"\nPARTITION BY {self.partition_by}" if self.partition_by else ""
+        return (
+            f"CREATE TABLE IF NOT EXISTS `{database}`.`{self.name}` (\n    {cols}\n)\n"
+            f"ENGINE = ReplacingMergeTree{partition}\n"
+            f"ORDER BY ({', '.join(self.order_by)})\n"
+            f"SETTINGS non_replicated_deduplication_window = {DEDUP_WINDOW}\n"
+            f"COMMENT '{self.comment}'"
+        )
+
+
+ACCOUNT_REVISIONS = Table(
+    "account_revisions",
+    (
+        ("run_id", "String"),
+        ("revision", "UInt32"),
+        ("supersedes", "Nullable(UInt32)"),
+        ("row_id", "String"),
+        ("status", LC),
+        ("workflow_status", LC),
+        ("created_at", TS),
+        ("trigger_event_id", "String"),
+        ("state_revision", "String"),
+        ("goal_revision", "Nullable(UInt32)"),
+        ("candidate_snapshot", "Nullable(String)"),
+        ("schema_version", "UInt16"),
+        ("assembler_version", LC),
+        ("response_completion", LCN),
+        ("requested_action_outcome", LCN),
+        ("verification", LCN),
+        ("review", LCN),
+        ("durability", LCN),
+        ("changes", "Array(LowCardinality(String))"),
+        ("account", "String CODEC(ZSTD(3))"),
+    ),
+    ("run_id", "revision"),
+    "toYYYYMM(created_at)",
+    "One row per account revision; created_at is the observation_cutoff (event time).",
+)
+
+PREDICATE_RESULTS = Table(
+    "predicate_results",
+    (
+        ("run_id", "String"),
+        ("revision", "UInt32"),
+        ("predicate_id", "String"),
+        ("row_id", "String"),
+        ("predicate_kind", LC),
+        ("required", "Bool"),
+        ("state", LC),
+        ("reason", LC),
+        ("evidence", "Array(String)"),
+        ("created_at", TS),
+    ),
+    ("run_id", "revision", "predicate_id"),
+    "toYYYYMM(created_at)",
+    "One row per predicate per account revision.",
+)
+
+CONTRADICTIONS = Table(
+    "contradictions",
+    (
+        ("run_id", "String"),
+        ("revision", "UInt32"),
+        ("subject", "String"),
+        ("kind", LC),
+        ("row_id", "String"),
+        ("evidence_event_ids", "Array(String)"),
+        ("evidence_values", "Array(String)"),
+        ("evidence_occurred_at", f"Array({TS})"),
+        ("created_at", TS),
+    ),
+    ("run_id", "revision", "subject", "kind"),
+    "toYYYYMM(created_at)",
+    "One row per contradiction per account revision, with all its evidence.",
+)
+
+EFFECT_STATES = Table(
+    "effect_states",
+    (
+        ("run_id", "String"),
+        ("revision", "UInt32"),
+        ("intent_id", "String"),
+        ("row_id", "String"),
+        ("effect_class", LCN),
+        ("state", LC),
+        ("receipts", "Array(String)"),
+        ("unresolved", "Bool"),
+        ("created_at", TS),
+    ),
+    ("run_id", "revision", "intent_id"),
+    "toYYYYMM(created_at)",
+    "One row per effect per account revision.",
+)
+
+JOURNAL_RETRIEVAL_EVENTS = Table(
+    "journal_retrieval_events",
+    (
+        ("run_id", "String"),
+        ("retrieval_id", "String"),
+        ("candidate_id", "String"),
+        ("row_id", "String"),
+        ("event_id", "String"),
+        ("occurred_at", TS),
+        ("job_id", "String"),
+        ("query_hash", "String"),
+        ("algorithm", LC),
+        ("config_hash", "String"),
+        ("source_type", LC),
+        ("source_event_id", "String"),
+        ("rank", "Int32"),
+        ("score", "Float64"),
+        ("eligible", "Bool"),
+        ("decision", LC),
+        ("withhold_reason", LCN),
+    ),
+    ("run_id", "retrieval_id", "candidate_id"),
+    "toYYYYMM(occurred_at)",
+    "One row per evaluated retrieval candidate. Records evaluation only, not use.",
+)
+
+JOURNAL_CONTEXT_INJECTIONS = Table(
+    "journal_context_injections",
+    (
+        ("run_id", "String"),
+        ("injection_id", "String"),
+        ("event_id", "String"),
+        ("row_id", "String"),
+        ("occurred_at", TS),
+        ("model_call_id", "String"),
+        ("retrieval_id", "String"),
+        ("candidate_ids", "Array(String)"),
+        ("block_hash", "String"),
+        ("block_bytes", "UInt64"),
+        ("location", "String"),
+        ("range_start", "Int64"),
+        ("range_end", "Int64"),
+        ("confirmed", "Bool"),
+        ("removed_before_inference", "Bool"),
+    ),
+    ("run_id", "injection_id", "event_id"),
+    "toYYYYMM(occurred_at)",
+    "One row per recorded context injection at a model-call boundary. Not proof of use.",
+)
+
+PROVENANCE_FINDINGS = Table(
+    "provenance_findings",
+    (
+        ("run_id", "String"),
+        ("kind", LC),
+        ("subject", "String"),
+        ("revision", "UInt32"),
+        ("row_id", "String"),
+        ("change", LC),
+        ("evidence", "Array(String)"),
+        ("event_id", "String"),
+        ("occurred_at", TS),
+    ),
+    ("run_id", "kind", "subject", "revision"),
+    "toYYYYMM(occurred_at)",
+    "Provenance findings raised or withdrawn by an account revision.",
+)
+
+NOTIFICATIONS = Table(
+    "notifications",
+    (
+        ("run_id", "String"),
+        ("revision", "UInt32"),
+        ("row_id", "String"),
+        ("kind", LC),
+        ("supersedes", "Nullable(UInt32)"),
+        ("status", LC),
+        ("previous_status", LCN),
+        ("completion_automation", "Bool"),
+        ("observation_cutoff", TS),
+    ),
+    ("run_id", "revision"),
+    "toYYYYMM(observation_cutoff)",
+    "account.final and account.superseded notifications.",
+)
+
+CLAIM_VERDICTS = Table(
+    "claim_verdicts",
+    (
+        ("run_id", "String"),
+        ("narrative_id", "String"),
+        ("verdict_index", "UInt32"),
+        ("row_id", "String"),
+        ("event_id", "String"),
+        ("account_revision", "Nullable(UInt32)"),
+        ("claim_kind", LC),
+        ("verdict", LC),
+        ("subject", "Nullable(String)"),
+        ("span_start", "Nullable(Int32)"),
+        ("span_end", "Nullable(Int32)"),
+        ("span_text", "Nullable(String)"),
+        ("reason", LC),
+    ),
+    ("run_id", "narrative_id", "verdict_index"),
+    None,
+    "Claim-checker verdicts on narratives, one row per claim or omission.",
+)
+
+DEAD_LETTERS = Table(
+    "dead_letters",
+    (
+        ("row_id", "String"),
+        ("recorded_by", LC),
+        ("reason", LC),
+        ("message", "String"),
+        ("raw", "String CODEC(ZSTD(3))"),
+        ("origin_topic", LCN),
+        ("origin_partition", "Nullable(Int32)"),
+        ("origin_offset", "Nullable(Int64)"),
+        ("origin_file", "Nullable(String)"),
+        ("origin_line", "Nullable(Int64)"),
+        ("run_id", "Nullable(String)"),
+        ("event_id", "Nullable(String)"),
+    ),
+    ("row_id",),
+    None,
+    "Inputs the pipeline could not apply and outputs the sink could not decode.",
+    has_run_id=False,
+)
+
+DATA_TABLES: tuple[Table, ...] = (
+    ACCOUNT_REVISIONS,
+    PREDICATE_RESULTS,
+    CONTRADICTIONS,
+    EFFECT_STATES,
+    JOURNAL_RETRIEVAL_EVENTS,
+    JOURNAL_CONTEXT_INJECTIONS,
+    PROVENANCE_FINDINGS,
+    NOTIFICATIONS,
+    CLAIM_VERDICTS,
+    DEAD_LETTERS,
+)
+TABLES_BY_NAME = {t.name: t for t in DATA_TABLES}
+
+VIEWS: tuple[str, ...] = (
+    "current_accounts",
+    "unresolved_effects",
+    "open_contradictions",
+    "stale_or_missing_checks",
+    "current_provenance_findings",
+    "supersession_history",
+)
+
+
+def _bookkeeping_ddl(db: str) -> list[str]:
+    return [
+        f"""CREATE TABLE IF NOT EXISTS `{db}`.`purge_log` (
+    `purge_id` UUID,
+    `run_id` String,
+    `phase` LowCardinality(String),
+    `purged_at` {TS},
+    `purged_by` String,
+    `clickhouse_user` String,
+    `reason` String,
+    `row_counts` Map(String, UInt64)
+)
+ENGINE = MergeTree
+ORDER BY (run_id, purged_at)
+COMMENT 'Every privacy purge: who, when, why and how many rows per table.'""",
+        f"""CREATE TABLE IF NOT EXISTS `{db}`.`purge_credentials` (
+    `credential_sha256` String,
+    `configured_at` {TS}
+)
+ENGINE = MergeTree
+ORDER BY configured_at
+COMMENT 'SHA-256 of the purge credential; the latest row is in force.'""",
+    ]
+
+
+def _current(db: str) -> str:
+    # (run_id, revision) of each run's newest revision; duplicates cannot change a max.
+    return (
+        "(run_id, revision) IN "
+        f"(SELECT run_id, max(revision) FROM `{db}`.account_revisions GROUP BY run_id)"
+    )
+
+
+def _views_ddl(db: str) -> list[str]:
+    cur = _current(db)
+    return [
+        f"""CREATE VIEW IF NOT EXISTS `{db}`.current_accounts AS
+SELECT * FROM `{db}`.account_revisions FINAL
+ORDER BY run_id, revision DESC
+LIMIT 1 BY run_id""",
+        f"""CREATE VIEW IF NOT EXISTS `{db}`.unresolved_effects AS
+SELECT run_id, revision, intent_id, effect_class, state, receipts, created_at
+FROM `{db}`.effect_states FINAL
+WHERE unresolved AND {cur}""",
+        f"""CREATE VIEW IF NOT EXISTS `{db}`.open_contradictions AS
+SELECT run_id, revision, subject, kind, evidence_event_ids, evidence_values,
+       evidence_occurred_at, created_at
+FROM `{db}`.contradictions FINAL
+WHERE {cur}""",
+        f"""CREATE VIEW IF NOT EXISTS `{db}`.stale_or_missing_checks AS
+SELECT run_id, revision, substring(predicate_id, 7) AS label, reason, state, evidence,
+       created_at
+FROM `{db}`.predicate_results FINAL
+WHERE predicate_kind = 'check' AND required AND reason IN ('stale', 'missing') AND {cur}""",
+        f"""CREATE VIEW IF NOT EXISTS `{db}`.current_provenance_findings AS
+SELECT run_id, kind, subject,
+       max(revision) AS last_changed_revision,
+       argMax(evidence, revision) AS evidence,
+       argMax(occurred_at, revision) AS observed_at
+FROM `{db}`.provenance_findings FINAL
+GROUP BY run_id, kind, subject
+HAVING argMax(change, revision) = 'raised'""",
+        f"""CREATE VIEW IF NOT EXISTS `{db}`.supersession_history AS
+SELECT run_id, revision, supersedes, status,
+       lagInFrame(status) OVER (PARTITION BY run_id ORDER BY revision
+           ROWS BETWEEN 1 PRECEDING AND CURRENT ROW) AS previous_status,
+       workflow_status, changes, trigger_event_id, created_at,
+       (run_id, revision) IN (SELECT run_id, revision FROM `{db}`.notifications) AS notified
+FROM `{db}`.account_revisions FINAL""",
+    ]
+
+
+def role_names(db: str) -> dict[str, str]:
+    """The three roles a server migration creates, by purpose."""
+    return {"analyst": f"{db}_analyst", "sink": f"{db}_sink", "purge": f"{db}_purge"}
+
+
+def _roles_ddl(db: str) -> list[str]:
+    roles = role_names(db)
+    data = [t.name for t in DATA_TABLES]
+    stmts = [f"CREATE ROLE IF NOT EXISTS `{r}`" for r in roles.values()]
+    for name in [*data, *VIEWS, "purge_log", "schema_migrations"]:
+        stmts.append(f"GRANT SELECT ON `{db}`.`{name}` TO `{roles['analyst']}`")
+    for table in DATA_TABLES:
+        key_cols = "run_id, row_id" if table.has_run_id else "row_id"
+        stmts.append(f"GRANT INSERT ON `{db}`.`{table.name}` TO `{roles['sink']}`")
+        # The writer reads back keys (never data) to drop rows already stored.
+        stmts.append(f"GRANT SELECT({key_cols}) ON `{db}`.`{table.name}` TO `{roles['sink']}`")
+        stmts.append(f"GRANT SELECT, ALTER DELETE ON `{db}`.`{table.name}` TO `{roles['purge']}`")
+    stmts += [
+        f"GRANT SELECT(run_id) ON `{db}`.`purge_log` TO `{roles['sink']}`",
+        f"GRANT SELECT ON `{db}`.`schema_migrations` TO `{roles['sink']}`",
+        f"GRANT SELECT, INSERT ON `{db}`.`purge_log` TO `{roles['purge']}`",
+        f"GRANT SELECT ON `{db}`.`purge_credentials` TO `{roles['purge']}`",
+        f"GRANT SELECT ON `{db}`.`schema_migrations` TO `{roles['purge']}`",
+    ]
+    return stmts
+
+
+@dataclass(frozen=True)
+class Migration:
+    """One schema version: its statements, and whether it needs a server."""
+
+    version: int
+    name: str
+    statements: Callable[[str], list[str]]
+    server_only: bool = False
+
+    def checksum(self, db: str) -> str:
+        return hashlib.sha256("\n;\n".join(self.statements(db)).encode()).hexdigest()
+
+
+MIGRATIONS: tuple[Migration, ...] = (
+    Migration(1, "data tables", lambda db: [t.ddl(db) for t in DATA_TABLES]),
+    Migration(2, "purge log and credential", _bookkeeping_ddl),
+    Migration(3, "analyst views", _views_ddl),
+    Migration(4, "roles: analyst, sink, purge", _roles_ddl, server_only=True),
+)
+LATEST_VERSION = MIGRATIONS[-1].version
+
+
+@dataclass
+class MigrationReport:
+    """What `migrate` did: versions applied now, skipped (chDB), already present."""
+
+    applied: list[int] = field(default_factory=list)
+    skipped: list[int] = field(default_factory=list)
+    present: list[int] = field(default_factory=list)
+    credential_configured: bool = False
+
+
+def _migrations_table(db: str) -> str:
+    return f"""CREATE TABLE IF NOT EXISTS `{db}`.`schema_migrations` (
+    `version` UInt32,
+    `name` String,
+    `checksum` String,
+    `applied_at` {TS},
+    `note` String
+)
+ENGINE = MergeTree
+ORDER BY version
+COMMENT 'Applied schema versions of outcomes.'"""
+
+
+def applied_versions(conn: Connection) -> set[int]:
+    """Schema versions recorded in the migrations table (empty if it does not exist)."""
+    exists = conn.rows(
+        "SELECT count() FROM system.tables WHERE database = {db:String} "
+        "AND name = 'schema_migrations'",
+        {"db": conn.database},
+    )
+    if not exists[0][0]:
+        return set()
+    rows = conn.rows(f"SELECT DISTINCT version FROM {conn.table('schema_migrations')}")
+    return {int(r[0]) for r in rows}
+
+
+def migrate(conn: Connection, *, credential_sha256: str | None = None) -> MigrationReport:
+    """Apply every missing migration, in order; safe to run again (and concurrently).
+
+    `credential_sha256` (default: env `OUTCOMES_PURGE_CREDENTIAL_SHA256`) becomes the
+    purge credential in force when it differs from the stored one.
+    """
+    db = conn.database
+    report = MigrationReport()
+    conn.command(f"CREATE DATABASE IF NOT EXISTS `{db}`")
+    conn.command(_migrations_table(db))
+    done = applied_versions(conn)
+    for migration in MIGRATIONS:
+        if migration.version in done:
+            report.present.append(migration.version)
+            continue
+        note = ""
+        if migration.server_only and conn.target.embedded:
+            note = "skipped: chDB has no access control"
+            log.info("migration %d (%s) %s", migration.version, migration.name, note)
+            report.skipped.append(migration.version)
+        else:
+            for stmt in migration.statements(db):
+                conn.command(stmt)
+            report.applied.append(migration.version)
+        conn.insert(
+            "schema_migrations",
+            [[migration.version, migration.name, migration.checksum(db), _now(), note]],
+            ["version", "name", "checksum", "applied_at", "note"],
+        )
+    wanted = credential_sha256 or os.environ.get("OUTCOMES_PURGE_CREDENTIAL_SHA256")
+    if wanted:
+        report.credential_configured = configure_purge_credential(conn, wanted)
+    return report
+
+
+def configure_purge_credential(conn: Connection, sha256_hex: str) -> bool:
+    """Store the purge credential's SHA-256 unless it is already the one in force."""
+    digest = sha256_hex.strip().lower()
+    if len(digest) != 64 or any(c not in "0123456789abcdef" for c in digest):
+        raise PurgeDenied("OUTCOMES_PURGE_CREDENTIAL_SHA256 must be 64 hex characters")
+    current = current_credential_sha256(conn)
+    if current == digest:
+        return False
+    conn.insert("purge_credentials", [[digest, _now()]], ["credential_sha256", "configured_at"])
+    return True
+
+
+def current_credential_sha256(conn: Connection) -> str | None:
+    rows = conn.rows(
+        f"SELECT credential_sha256 FROM {conn.table('purge_credentials')} "
+        "ORDER BY configured_at DESC LIMIT 1"
+    )
+    return str(rows[0][0]) if rows else None
+
+
+def ensure_schema(conn: Connection) -> None:
+    """Make sure the tables exist: migrate on chDB; on a server, insist it was done.
+
+    A server's sink user has no DDL rights (migration 4), so there the operator runs
+    `outcomes clickhouse migrate` with an admin DSN first.
+    """
+    needed = {m.version for m in MIGRATIONS if not m.server_only}
+    if needed <= applied_versions(conn):
+        return
+    if conn.target.embedded:
+        migrate(conn)
+        return
+    raise SchemaNotMigrated(
+        f"database {conn.database} at {conn.target.display} is not migrated to version "
+        f"{LATEST_VERSION}: run `outcomes clickhouse migrate --clickhouse DSN`"
+    )
+
+
+def _now() -> datetime:
+    # Wall clock at the edge only: bookkeeping rows, never record content.
+    return datetime.now(UTC)

@@ -1,0 +1,265 @@
+"""ClickHouseWriter: output records -> rows of their tables, batched, exactly once.
+
+Exactly once, in three layers (docs/clickhouse.md has the evidence):
+
+1. Identity. A record's rows are a pure function of the record (sinks/rows.py) and
+   each row's ORDER BY key derives from the record's deterministic id. The tables are
+   ReplacingMergeTree on that key, so even if two copies of a row were ever stored,
+   FINAL (which every view uses) shows one, and merges remove the other.
+2. Read-before-insert. Before each insert the writer asks which of the batch's
+   `row_id`s are already stored and inserts only the others. Redelivered batches,
+   a sink restarted after SIGKILL, and a second sink replaying the topic therefore add
+   no physical row. Partial inserts (a crash between tables or between parts) are
+   completed by the retry, since the check is per row, not per batch.
+3. Insert tokens. Each insert carries `insert_deduplication_token` = SHA-256 of the
+   table and its sorted row ids, and the tables keep a deduplication window, so two
+   writers racing to insert the same rows at the same instant store them once.
+
+Runs removed by `outcomes purge` are never written again (a replay would otherwise
+resurrect them): rows of a run listed in `purge_log` are dropped.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import time
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from reducers.records import OutputRecord
+from sinks import schema
+from sinks.clickhouse import Connection, connect
+from sinks.exceptions import ClickHouseUnavailable
+from sinks.rows import Row, rows_for
+
+log = logging.getLogger(__name__)
+
+# Children before parents: once an account revision row is visible, its predicate,
+# contradiction and effect rows are too; a notification follows its revision.
+FLUSH_ORDER: tuple[str, ...] = (
+    "predicate_results",
+    "contradictions",
+    "effect_states",
+    "journal_retrieval_events",
+    "journal_context_injections",
+    "provenance_findings",
+    "account_revisions",
+    "notifications",
+    "claim_verdicts",
+    "dead_letters",
+)
+assert set(FLUSH_ORDER) == set(schema.TABLES_BY_NAME)
+
+# Literal IN-lists stay well below ClickHouse's default max_query_size (256 KiB).
+_MAX_IN_LIST_BYTES = 128 * 1024
+
+
+@dataclass
+class WriteReport:
+    """Rows inserted, rows dropped as already stored, rows dropped as purged, by table."""
+
+    inserted: dict[str, int] = field(default_factory=dict)
+    already_present: dict[str, int] = field(default_factory=dict)
+    purged: dict[str, int] = field(default_factory=dict)
+
+    def add(self, other: WriteReport) -> None:
+        for mine, theirs in (
+            (self.inserted, other.inserted),
+            (self.already_present, other.already_present),
+            (self.purged, other.purged),
+        ):
+            for table, n in theirs.items():
+                mine[table] = mine.get(table, 0) + n
+
+    @property
+    def rows_inserted(self) -> int:
+        return sum(self.inserted.values())
+
+
+@dataclass(frozen=True)
+class _Layout:
+    """Where a table keeps its run_id and row_id columns."""
+
+    table: schema.Table
+    run_idx: int
+    row_idx: int
+
+
+def _layout(table: schema.Table) -> _Layout:
+    names = table.column_names
+    return _Layout(table, names.index("run_id"), names.index("row_id"))
+
+
+_LAYOUTS = {t.name: _layout(t) for t in schema.DATA_TABLES}
+
+
+class ClickHouseWriter:
+    """Writes output records to ClickHouse in batches; every call is idempotent.
+
+    `write` returns only after ClickHouse acknowledged every row of the records given,
+    so a caller may commit its input position afterwards.
+    """
+
+    def __init__(
+        self,
+        dsn: str,
+        *,
+        batch_rows: int = 20_000,
+        retries: int = 3,
+        retry_delay: float = 0.5,
+    ) -> None:
+        self.conn: Connection = connect(dsn)
+        schema.ensure_schema(self.conn)
+        self.batch_rows = batch_rows
+        self.retries = retries
+        self.retry_delay = retry_delay
+
+    def write(self, records: Iterable[OutputRecord]) -> WriteReport:
+        """Land records (any kinds, any number); flushes every `batch_rows` rows."""
+        report = WriteReport()
+        pending: dict[str, list[Row]] = {}
+        count = 0
+        for record in records:
+            for table, row in rows_for(record):
+                pending.setdefault(table, []).append(row)
+                count += 1
+            if count >= self.batch_rows:
+                report.add(self.write_rows(pending))
+                pending, count = {}, 0
+        if pending:
+            report.add(self.write_rows(pending))
+        return report
+
+    def close(self) -> None:
+        """Nothing is buffered between calls; the cached connection stays for the process."""
+
+    def __enter__(self) -> ClickHouseWriter:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def write_rows(self, rows: Mapping[str, Sequence[Row]]) -> WriteReport:
+        """Insert table rows not already stored, retrying transient failures."""
+        attempt = 0
+        while True:
+            try:
+                return self._write_once(rows)
+            except ClickHouseUnavailable as exc:
+                attempt += 1
+                if attempt > self.retries:
+                    raise
+                delay = self.retry_delay * 2 ** (attempt - 1)
+                log.warning("ClickHouse write failed (%s); retry %d in %.1fs", exc, attempt, delay)
+                time.sleep(delay)
+
+    def _write_once(self, rows: Mapping[str, Sequence[Row]]) -> WriteReport:
+        report = WriteReport()
+        all_runs = {r[_LAYOUTS[t].run_idx] for t, batch in rows.items() for r in batch} - {None}
+        purged_runs = self._purged_runs(all_runs)
+        for table in FLUSH_ORDER:
+            batch = rows.get(table)
+            if not batch:
+                continue
+            lay = _LAYOUTS[table]
+            unique: dict[str, Row] = {}
+            purged = 0
+            for row in batch:
+                if row[lay.run_idx] in purged_runs:
+                    purged += 1
+                    continue
+                unique.setdefault(row[lay.row_idx], row)
+            stored = self._stored_ids(lay, unique.values())
+            fresh = [row for rid, row in unique.items() if rid not in stored]
+            if fresh:
+                self.conn.insert(
+                    table,
+                    fresh,
+                    lay.table.column_names,
+                    settings={"insert_deduplication_token": _token(table, fresh, lay)},
+                )
+            report.inserted[table] = len(fresh)
+            report.already_present[table] = len(stored)
+            if purged:
+                report.purged[table] = purged
+        return report
+
+    def _purged_runs(self, runs: set[Any]) -> set[str]:
+        if not runs:
+            return set()
+        found: set[str] = set()
+        for chunk in _chunks(sorted(runs)):
+            found.update(
+                r[0]
+                for r in self.conn.rows(
+                    f"SELECT DISTINCT run_id FROM {self.conn.table('purge_log')} "
+                    "WHERE run_id IN %(runs)s",
+                    {"runs": chunk},
+                )
+            )
+        if found:
+            log.info("skipping rows of %d purged run(s)", len(found))
+        return found
+
+    def _stored_ids(self, lay: _Layout, rows: Iterable[Row]) -> set[str]:
+        """The row_ids among `rows` the table already holds (any copy, merged or not)."""
+        by_run: dict[Any, list[str]] = {}
+        for row in rows:
+            by_run.setdefault(row[lay.run_idx], []).append(row[lay.row_idx])
+        if not by_run:
+            return set()
+        table = self.conn.table(lay.table.name)
+        stored: set[str] = set()
+        for runs, ids in _key_chunks(by_run):
+            if lay.table.has_run_id:
+                # run_id leads the ORDER BY: the primary index prunes to these runs.
+                sql = f"SELECT row_id FROM {table} WHERE run_id IN %(runs)s AND row_id IN %(ids)s"
+                params: dict[str, Any] = {"runs": runs, "ids": ids}
+            else:
+                sql = f"SELECT row_id FROM {table} WHERE row_id IN %(ids)s"
+                params = {"ids": ids}
+            stored.update(r[0] for r in self.conn.rows(sql, params))
+        return stored
+
+
+def _token(table: str, rows: Sequence[Row], lay: _Layout) -> str:
+    digest = hashlib.sha256(table.encode())
+    for rid in sorted(row[lay.row_idx] for row in rows):
+        digest.update(b"\0" + rid.encode())
+    return digest.hexdigest()
+
+
+def _chunks(values: Sequence[str]) -> Iterable[list[str]]:
+    chunk: list[str] = []
+    size = 0
+    for value in values:
+        chunk.append(value)
+        size += len(value) + 4
+        if size >= _MAX_IN_LIST_BYTES:
+            yield chunk
+            chunk, size = [], 0
+    if chunk:
+        yield chunk
+
+
+def _key_chunks(by_run: Mapping[Any, list[str]]) -> Iterable[tuple[list[Any], list[str]]]:
+    """(runs, row_ids) groups whose IN-lists stay below the query size limit."""
+    runs: list[Any] = []
+    ids: list[str] = []
+    size = 0
+    for run, group in by_run.items():
+        runs.append(run)
+        size += len(str(run)) + 4
+        for rid in group:
+            ids.append(rid)
+            size += len(rid) + 4
+            if size >= _MAX_IN_LIST_BYTES:
+                yield runs, ids
+                runs, ids, size = [run], [], len(str(run)) + 4
+        if size >= _MAX_IN_LIST_BYTES // 2 and ids:
+            yield runs, ids
+            runs, ids, size = [], [], 0
+    if ids:
+        yield runs, ids

@@ -1,0 +1,107 @@
+"""Schema migrations on chDB: versioned, idempotent, named honestly (SPEC sections 4, 5)."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from sinks import clickhouse, schema
+
+pytestmark = pytest.mark.clickhouse
+
+
+@pytest.fixture
+def chdb_dsn(tmp_path: Path) -> Iterator[str]:
+    """A fresh chDB directory for this test; the engine is closed afterwards.
+
+    chDB runs one engine per process, but closing every client frees it, so each test
+    can open its own path (sinks/clickhouse.py, docs/clickhouse.md).
+    """
+    clickhouse.close_all()
+    yield f"chdb://{tmp_path}/chdb"
+    clickhouse.close_all()
+
+
+def _objects(conn: clickhouse.Connection) -> dict[str, str]:
+    rows = conn.rows(
+        "SELECT name, engine FROM system.tables WHERE database = %(db)s", {"db": conn.database}
+    )
+    return {str(name): str(engine) for name, engine in rows}
+
+
+def test_migrate_creates_every_table_and_view(chdb_dsn: str) -> None:
+    conn = clickhouse.connect(chdb_dsn)
+    report = schema.migrate(conn)
+    assert report.applied == [1, 2, 3]
+    assert report.skipped == [4]  # roles: chDB has no access control
+    objects = _objects(conn)
+    for table in schema.DATA_TABLES:
+        assert objects[table.name] == "ReplacingMergeTree"
+    for view in schema.VIEWS:
+        assert objects[view] == "View"
+    assert objects["purge_log"] == "MergeTree"
+    assert objects["schema_migrations"] == "MergeTree"
+
+
+def test_migrate_is_idempotent_and_versioned(chdb_dsn: str) -> None:
+    conn = clickhouse.connect(chdb_dsn)
+    schema.migrate(conn)
+    again = schema.migrate(conn)
+    assert again.applied == [] and again.skipped == []
+    assert again.present == [1, 2, 3, 4]
+    rows = conn.rows(
+        f"SELECT version, count(), any(note) FROM {conn.table('schema_migrations')} "
+        "GROUP BY version ORDER BY version"
+    )
+    assert [(v, n) for v, n, _ in rows] == [(1, 1), (2, 1), (3, 1), (4, 1)]
+    assert "chDB has no access control" in rows[3][2]
+
+
+def test_ensure_schema_migrates_embedded_engine(chdb_dsn: str) -> None:
+    conn = clickhouse.connect(chdb_dsn)
+    assert schema.applied_versions(conn) == set()
+    schema.ensure_schema(conn)
+    assert {1, 2, 3} <= schema.applied_versions(conn)
+
+
+def test_dsn_database_selects_another_database(chdb_dsn: str) -> None:
+    conn = clickhouse.connect(chdb_dsn + "?database=analytics_b")
+    schema.migrate(conn)
+    assert "account_revisions" in _objects(conn)
+    assert conn.database == "analytics_b"
+
+
+def test_names_do_not_claim_attention_use_or_influence(chdb_dsn: str) -> None:
+    conn = clickhouse.connect(chdb_dsn)
+    schema.migrate(conn)
+    banned = re.compile(r"attent|influenc|(^|_)used?($|_)|consumed|relied", re.IGNORECASE)
+    rows = conn.rows(
+        "SELECT table, name FROM system.columns WHERE database = %(db)s", {"db": conn.database}
+    )
+    names = {t for t, _ in rows} | {c for _, c in rows}
+    offending = sorted(n for n in names if banned.search(n))
+    assert offending == []
+
+
+def test_role_migration_grants_least_privilege() -> None:
+    stmts = [s for m in schema.MIGRATIONS if m.server_only for s in m.statements("outcomes")]
+    roles = schema.role_names("outcomes")
+    analyst = [s for s in stmts if s.endswith(f"TO `{roles['analyst']}`")]
+    sink = [s for s in stmts if s.endswith(f"TO `{roles['sink']}`")]
+    purge = [s for s in stmts if s.endswith(f"TO `{roles['purge']}`")]
+    assert analyst and all(s.startswith("GRANT SELECT ON") for s in analyst)
+    assert not any("purge_credentials" in s for s in analyst + sink)
+    assert not any("DELETE" in s or "ALTER" in s for s in analyst + sink)
+    assert all("INSERT" in s or "SELECT(" in s or "SELECT ON" in s for s in sink)
+    assert any("ALTER DELETE ON `outcomes`.`account_revisions`" in s for s in purge)
+
+
+def test_invalid_dsn_is_a_clear_error() -> None:
+    from sinks.exceptions import InvalidDsn
+
+    for bad in ("mysql://x", "chdb://relative/path", "http://", "chdb:///p?database=1x"):
+        with pytest.raises(InvalidDsn):
+            clickhouse.parse_dsn(bad)

@@ -1,0 +1,267 @@
+"""ClickHouseWriter on chDB: every record lands once, whatever is retried or replayed."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import orjson
+import pytest
+
+from reducers.records import OutputRecord
+from sinks import clickhouse, samples, schema
+from sinks.exceptions import EngineBusy, EngineLocked
+from sinks.rows import rows_for
+from sinks.writer import ClickHouseWriter
+
+pytestmark = pytest.mark.clickhouse
+ROOT = Path(__file__).resolve().parent.parent
+
+
+@pytest.fixture
+def chdb_dsn(tmp_path: Path) -> Iterator[str]:
+    """A fresh chDB directory for this test; the engine is closed afterwards."""
+    clickhouse.close_all()
+    yield f"chdb://{tmp_path}/chdb"
+    clickhouse.close_all()
+
+
+def expected_counts(records: list[OutputRecord]) -> dict[str, int]:
+    """Rows per table the records must produce (distinct row ids)."""
+    ids: dict[str, set[str]] = {}
+    for record in records:
+        for table, row in rows_for(record):
+            names = schema.TABLES_BY_NAME[table].column_names
+            ids.setdefault(table, set()).add(row[names.index("row_id")])
+    return {t: len(v) for t, v in ids.items()}
+
+
+def physical_counts(conn: clickhouse.Connection) -> dict[str, tuple[int, int]]:
+    """(rows, distinct row ids) per table, read WITHOUT FINAL: physical duplicates show."""
+    out = {}
+    for table in schema.DATA_TABLES:
+        rows = conn.rows(f"SELECT count(), uniqExact(row_id) FROM {conn.table(table.name)}")
+        out[table.name] = (int(rows[0][0]), int(rows[0][1]))
+    return out
+
+
+def assert_exactly_once(conn: clickhouse.Connection, records: list[OutputRecord]) -> None:
+    want = expected_counts(records)
+    got = physical_counts(conn)
+    for table, (rows, distinct) in got.items():
+        assert rows == distinct == want.get(table, 0), (table, rows, distinct, want.get(table))
+
+
+def engine_records(runs: int = 21, padding: int = 1) -> list[OutputRecord]:
+    """Records the real domain core emits for a seeded workload."""
+    from reducers.engine import Engine
+    from reducers.validate import parse_event
+    from streams.workload import generate_runs
+
+    engine = Engine()
+    out: list[OutputRecord] = []
+    for run in generate_runs(runs, seed=3, padding=padding):
+        for event in run:
+            out += engine.apply(parse_event(event))
+    return out
+
+
+def test_sample_lands_with_headline_columns_and_canonical_account(chdb_dsn: str) -> None:
+    records = samples.sample_records()
+    writer = ClickHouseWriter(chdb_dsn)
+    report = writer.write(records)
+    assert report.inserted == {t: n for t, n in expected_counts(records).items()}
+    assert_exactly_once(writer.conn, records)
+    row = writer.conn.rows(
+        f"SELECT run_id, revision, supersedes, status, workflow_status, "
+        f"formatDateTime(created_at, '%Y-%m-%dT%H:%i:%S.%fZ'), account "
+        f"FROM {writer.conn.table('account_revisions')} WHERE run_id = 'run-a' AND revision = 2"
+    )
+    run_id, revision, supersedes, status, workflow, created, account = row[0]
+    source = next(r for r in records if r.id == "run-a:2")
+    assert (run_id, revision, supersedes, status, workflow) == (
+        "run-a",
+        2,
+        1,
+        "complete",
+        "finalized",
+    )
+    assert created == source.body["observation_cutoff"]
+    assert account == orjson.dumps(source.body, option=orjson.OPT_SORT_KEYS).decode()
+
+
+def test_redelivered_batch_adds_no_row(chdb_dsn: str) -> None:
+    records = samples.sample_records()
+    writer = ClickHouseWriter(chdb_dsn)
+    writer.write(records)
+    again = writer.write(records + records)
+    assert again.rows_inserted == 0
+    assert_exactly_once(writer.conn, records)
+
+
+def test_second_writer_replaying_with_other_batches_adds_no_row(chdb_dsn: str) -> None:
+    records = engine_records()
+    ClickHouseWriter(chdb_dsn, batch_rows=50).write(records)
+    replay = ClickHouseWriter(chdb_dsn, batch_rows=7).write(reversed(records))
+    assert replay.rows_inserted == 0
+    assert_exactly_once(clickhouse.connect(chdb_dsn), records)
+
+
+def test_batch_cut_short_midway_is_completed_by_the_retry(chdb_dsn: str) -> None:
+    records = engine_records()
+    writer = ClickHouseWriter(chdb_dsn)
+    # A crash after some tables, and after part of a table, were inserted.
+    rows: dict[str, list[tuple[object, ...]]] = {}
+    for record in records:
+        for table, row in rows_for(record):
+            rows.setdefault(table, []).append(row)
+    partial = {
+        "predicate_results": rows["predicate_results"][::2],
+        "effect_states": rows["effect_states"],
+    }
+    writer.write_rows(partial)
+    report = writer.write(records)
+    assert report.already_present["effect_states"] == len(rows["effect_states"])
+    assert_exactly_once(writer.conn, records)
+
+
+def test_engine_records_of_every_kind_map_to_rows(chdb_dsn: str) -> None:
+    records = engine_records()
+    kinds = {r.kind for r in records}
+    assert {"account_revision", "notification", "provenance_row"} <= kinds
+    writer = ClickHouseWriter(chdb_dsn)
+    writer.write(records)
+    assert_exactly_once(writer.conn, records)
+    # The current-account view holds the newest revision of every run.
+    newest: dict[str, int] = {}
+    for r in records:
+        if r.kind == "account_revision":
+            newest[r.key] = max(newest.get(r.key, 0), r.body["revision"])
+    got = writer.conn.rows(f"SELECT run_id, revision FROM {writer.conn.table('current_accounts')}")
+    assert dict(got) == newest
+
+
+def test_racing_duplicates_never_show_through_final_or_views(chdb_dsn: str) -> None:
+    """Layer 1: even rows inserted behind the writer's back are deduplicated by identity."""
+    records = samples.sample_records()
+    writer = ClickHouseWriter(chdb_dsn)
+    writer.write(records)
+    conn = writer.conn
+    table = schema.ACCOUNT_REVISIONS
+    extra = [row for r in records for t, row in rows_for(r) if t == table.name]
+    conn.insert(table.name, extra, table.column_names)  # no read-back, no token: a racer
+    raw = conn.rows(f"SELECT count() FROM {conn.table(table.name)}")[0][0]
+    final = conn.rows(f"SELECT count() FROM {conn.table(table.name)} FINAL")[0][0]
+    current = conn.rows(f"SELECT count() FROM {conn.table('current_accounts')}")[0][0]
+    history = conn.rows(f"SELECT count() FROM {conn.table('supersession_history')}")[0][0]
+    assert raw == 2 * len(extra)
+    assert final == history == len(extra)
+    assert current == 4
+    conn.command(f"OPTIMIZE TABLE {conn.table(table.name)} FINAL")
+    assert conn.rows(f"SELECT count() FROM {conn.table(table.name)}")[0][0] == len(extra)
+
+
+def test_same_insert_token_is_stored_once(chdb_dsn: str) -> None:
+    """Layer 3: the dedup window makes a repeated token a no-op on plain (non-replicated) tables."""
+    writer = ClickHouseWriter(chdb_dsn)
+    conn = writer.conn
+    table = schema.NOTIFICATIONS
+    rows = [row for r in samples.sample_records() for t, row in rows_for(r) if t == table.name]
+    for _ in range(3):
+        conn.insert(table.name, rows, table.column_names, {"insert_deduplication_token": "t-1"})
+    assert conn.rows(f"SELECT count() FROM {conn.table(table.name)}")[0][0] == len(rows)
+
+
+_KILLED_WRITER = textwrap.dedent(
+    """
+    import sys
+    from sinks import samples
+    from sinks.writer import ClickHouseWriter
+    records = [samples.account(f"run-{i:05d}", 1, status="complete", minute=i % 60, padding=20,
+               predicates=[samples.predicate(f"check:c{j}", "satisfied", "passing", "e")
+                           for j in range(5)])
+               for i in range(int(sys.argv[2]))]
+    writer = ClickHouseWriter(sys.argv[1], batch_rows=2000)
+    writer.write(records[:100])
+    print("first batch stored", flush=True)
+    writer.write(records[100:])
+    print("done", flush=True)
+    """
+)
+
+
+def test_writer_killed_mid_batch_then_restarted_stores_each_row_once(
+    chdb_dsn: str, tmp_path: Path
+) -> None:
+    count = 12000
+    clickhouse.close_all()  # the child process must own the chDB path
+    child = subprocess.Popen(
+        [sys.executable, "-c", _KILLED_WRITER, chdb_dsn, str(count)],
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    assert child.stdout is not None
+    assert child.stdout.readline().strip() == "first batch stored"
+    time.sleep(0.5)  # well inside the remaining batches (they take seconds)
+    os.kill(child.pid, signal.SIGKILL)
+    child.wait(timeout=30)
+    assert child.returncode == -signal.SIGKILL
+    conn = clickhouse.connect(chdb_dsn)
+    stored_before = conn.rows(f"SELECT count() FROM {conn.table('predicate_results')}")[0][0]
+    assert 0 < stored_before < count * 5, "kill should land mid-write; tune the sleep"
+    records = [
+        samples.account(
+            f"run-{i:05d}",
+            1,
+            status="complete",
+            minute=i % 60,
+            padding=20,
+            predicates=[
+                samples.predicate(f"check:c{j}", "satisfied", "passing", "e") for j in range(5)
+            ],
+        )
+        for i in range(count)
+    ]
+    ClickHouseWriter(chdb_dsn).write(records)
+    assert_exactly_once(conn, records)
+
+
+_HOLDER = textwrap.dedent(
+    """
+    import sys, time
+    from sinks import clickhouse
+    clickhouse.connect(sys.argv[1])
+    print("held", flush=True)
+    time.sleep(30)
+    """
+)
+
+
+def test_chdb_path_held_by_another_process_is_a_clear_error(chdb_dsn: str) -> None:
+    clickhouse.close_all()
+    holder = subprocess.Popen(
+        [sys.executable, "-c", _HOLDER, chdb_dsn], cwd=ROOT, stdout=subprocess.PIPE, text=True
+    )
+    try:
+        assert holder.stdout is not None
+        assert holder.stdout.readline().strip() == "held"
+        with pytest.raises(EngineLocked, match=f"PID: {holder.pid}"):
+            clickhouse.connect(chdb_dsn)
+    finally:
+        holder.kill()
+        holder.wait()
+
+
+def test_second_chdb_path_in_one_process_is_refused(chdb_dsn: str, tmp_path: Path) -> None:
+    clickhouse.connect(chdb_dsn)
+    with pytest.raises(EngineBusy):
+        clickhouse.connect(f"chdb://{tmp_path}/other")
+    clickhouse.close_all()
+    assert clickhouse.connect(f"chdb://{tmp_path}/other").rows("SELECT 1") == [(1,)]
