@@ -7,6 +7,7 @@ what is missing and reports, without guessing, anything on the cluster that diff
 
 from __future__ import annotations
 
+import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final, Literal
@@ -170,6 +171,58 @@ def _admin(conf: Mapping[str, str]) -> Any:
     return AdminClient(dict(conf))
 
 
+def _await_topics(admin: Any, names: Sequence[str], timeout: float) -> Any:
+    """Cluster metadata once every named topic has a leader for every partition.
+
+    CreateTopics returns when the controller has the topic; the brokers learn of it a
+    moment later, and a describe or produce in between gets UNKNOWN_TOPIC_OR_PART.
+    """
+    deadline = time.monotonic() + timeout
+    while True:
+        metadata = admin.list_topics(timeout=timeout)
+        ready = all(
+            name in metadata.topics
+            and metadata.topics[name].partitions
+            and all(p.leader >= 0 for p in metadata.topics[name].partitions.values())
+            for name in names
+        )
+        if ready:
+            return metadata
+        if time.monotonic() > deadline:
+            raise TopicsError(f"created topics did not get leaders within {timeout:.0f} s")
+        time.sleep(0.1)
+
+
+def describe_topic_configs(
+    admin: Any, names: Sequence[str], timeout: float = 30.0
+) -> dict[str, dict[str, str]]:
+    """Every config value of the named topics, as the broker reports them."""
+    from confluent_kafka import KafkaException
+    from confluent_kafka.admin import ConfigResource
+
+    resources = [ConfigResource(ConfigResource.Type.TOPIC, name) for name in names]
+    configs: dict[str, dict[str, str]] = {}
+    for resource, future in admin.describe_configs(resources, request_timeout=timeout).items():
+        try:
+            entries = future.result()
+        except KafkaException as exc:
+            raise TopicsError(f"describing {resource.name} failed: {exc.args[0]}") from None
+        configs[resource.name] = {k: str(e.value) for k, e in entries.items()}
+    return configs
+
+
+def _await_configs(admin: Any, name: str, wanted: Mapping[str, str], timeout: float) -> None:
+    """Wait until the broker reports the altered configs (it learns them asynchronously)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        actual = describe_topic_configs(admin, [name], timeout)[name]
+        if all(actual.get(k) == v for k, v in wanted.items()):
+            return
+        if time.monotonic() > deadline:
+            raise TopicsError(f"{name}: altered configs not visible within {timeout:.0f} s")
+        time.sleep(0.1)
+
+
 def ensure_topics(
     kafka_conf: Mapping[str, str],
     table: Sequence[TopicSpec] = TOPICS,
@@ -179,12 +232,7 @@ def ensure_topics(
 ) -> EnsureReport:
     """Create the table's missing topics; report (and with `fix_config`, repair) drift."""
     from confluent_kafka import KafkaError, KafkaException
-    from confluent_kafka.admin import (
-        AlterConfigOpType,
-        ConfigEntry,
-        ConfigResource,
-        NewTopic,
-    )
+    from confluent_kafka.admin import AlterConfigOpType, ConfigEntry, ConfigResource, NewTopic
 
     admin = _admin(kafka_conf)
     try:
@@ -220,20 +268,12 @@ def ensure_topics(
                     raise TopicsError(f"creating {name} failed: {error.str()}") from None
                 continue  # created concurrently by another `ensure`: checked for drift below
             report.created.append(name)
-        metadata = admin.list_topics(timeout=timeout)
+        metadata = _await_topics(admin, report.created, timeout)
 
     existing = [spec for spec in table if spec.name not in report.created]
     if not existing:
         return report
-    resources = [ConfigResource(ConfigResource.Type.TOPIC, spec.name) for spec in existing]
-    described = admin.describe_configs(resources, request_timeout=timeout)
-    actual_configs: dict[str, dict[str, str]] = {}
-    for resource, future in described.items():
-        try:
-            entries = future.result()
-        except KafkaException as exc:
-            raise TopicsError(f"describing {resource.name} failed: {exc.args[0]}") from None
-        actual_configs[resource.name] = {k: str(e.value) for k, e in entries.items()}
+    actual_configs = describe_topic_configs(admin, [spec.name for spec in existing], timeout)
 
     for spec in existing:
         topic_md = metadata.topics[spec.name]
@@ -265,6 +305,7 @@ def ensure_topics(
                     future.result()
                 except KafkaException as exc:
                     raise TopicsError(f"altering {spec.name} failed: {exc.args[0].str()}") from None
+            _await_configs(admin, spec.name, {d.setting: d.declared for d in fixable}, timeout)
             report.fixed.extend(fixable)
             drifts = [d for d in drifts if not d.fixable]
         if drifts:
@@ -364,7 +405,14 @@ def show_command() -> None:
     is_flag=True,
     help="Set drifted topic configs back to the table (partitions are never changed).",
 )
-def ensure_command(bootstrap: str | None, fix_config: bool) -> None:
+@click.option(
+    "--timeout",
+    type=float,
+    default=30.0,
+    show_default=True,
+    help="Seconds to wait for the cluster's answers.",
+)
+def ensure_command(bootstrap: str | None, fix_config: bool, timeout: float) -> None:
     """Create missing topics; report drift from the table (exit 1 while any remains).
 
     Idempotent: a second run creates nothing and says so.
@@ -372,7 +420,9 @@ def ensure_command(bootstrap: str | None, fix_config: bool) -> None:
     settings = Settings.load(bootstrap=bootstrap)
     table = topic_table(settings.limits)
     try:
-        report = ensure_topics(settings.kafka_config(), table, fix_config=fix_config)
+        report = ensure_topics(
+            settings.kafka_config(), table, fix_config=fix_config, timeout=timeout
+        )
     except TopicsError as exc:
         raise click.ClickException(str(exc)) from None
     by_name = {spec.name: spec for spec in table}
