@@ -130,6 +130,10 @@ def server_properties(layout: Layout, node: NodeSpec, data_dir: Path) -> dict[st
         "share.coordinator.state.topic.min.isr": isr,
         # Tests form consumer groups constantly; the default 3 s join delay is pure wait.
         "group.initial.rebalance.delay.ms": "0",
+        # Same reason for KIP-848 ("consumer" protocol) groups: a 5 s heartbeat makes
+        # every assignment change take seconds.
+        "group.consumer.min.heartbeat.interval.ms": "500",
+        "group.consumer.heartbeat.interval.ms": "1000",
         # Sized for a 2-core laptop or CI box, not for throughput records.
         "num.network.threads": "2",
         "num.io.threads": "4",
@@ -249,6 +253,9 @@ def fetch_kafka(version: str = KAFKA_VERSION, echo: Echo = print) -> Path:
 
 def _port_free(port: int) -> bool:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        # As the JVM does for its listeners: connections of a previous broker lingering
+        # in TIME_WAIT must not count as "taken"; only a live listener does.
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         try:
             sock.bind(("127.0.0.1", port))
         except OSError:
@@ -355,6 +362,20 @@ def is_alive(node: RunningNode) -> bool:
         if state is not None and state.group(1) == "Z":
             return False
     return node.proc_start is None or _proc_start(node.pid) == node.proc_start
+
+
+def _gone(pid: int) -> bool:
+    """True once the process has fully exited (its sockets closed), zombie or not."""
+    _reap(pid)
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return True
+    try:
+        status = Path(f"/proc/{pid}/status").read_text()
+    except OSError:
+        return True
+    return re.search(r"^State:\s+Z", status, re.MULTILINE) is not None
 
 
 def rss_bytes(pid: int) -> int | None:
@@ -587,17 +608,20 @@ def _stop(stack: Stack, echo: Echo) -> list[int]:
             echo(f"node {node.node_id}: pid {node.pid} is no longer its broker; leaving it alone")
     for node in targets:
         os.kill(node.pid, signal.SIGTERM)
+    # Wait for the processes to be gone, not just to stop looking like brokers: an
+    # exiting process drops its command line before the kernel closes its sockets, and
+    # a `dev up` right after `down` needs the ports free.
     deadline = time.monotonic() + STOP_TIMEOUT_S
-    while time.monotonic() < deadline and any(is_alive(n) for n in targets):
-        time.sleep(0.2)
+    while time.monotonic() < deadline and not all(_gone(n.pid) for n in targets):
+        time.sleep(0.1)
     for node in targets:
-        if is_alive(node):
+        if not _gone(node.pid) and is_alive(node):
             echo(
                 f"node {node.node_id} (pid {node.pid}) ignored SIGTERM for "
                 f"{STOP_TIMEOUT_S:.0f} s; killing it"
             )
             os.kill(node.pid, signal.SIGKILL)
-            while is_alive(node):
+            while not _gone(node.pid):
                 time.sleep(0.1)
     return [n.pid for n in targets]
 
