@@ -22,7 +22,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from types import TracebackType
-from typing import TYPE_CHECKING, Any, Literal, NotRequired, TypedDict
+from typing import TYPE_CHECKING, Any, Literal, TypedDict
 
 from confluent_kafka import KafkaException, Producer
 
@@ -83,19 +83,22 @@ class RequiredCheck(TypedDict):
     scope: CheckScope
 
 
-class Artifact(TypedDict):
-    """One entry of a snapshot's change inventory (`workspace.snapshot`)."""
-
+# Optional keys via a `total=False` subclass: `NotRequired` is not seen by TypedDict
+# under `from __future__ import annotations` on Python 3.11.
+class _ArtifactRequired(TypedDict):
     path: str
     change: ArtifactChange
     verification_sensitive: bool
-    digest: NotRequired[str | None]
-    renamed_from: NotRequired[str | None]
 
 
-class Candidate(TypedDict):
-    """One evaluated retrieval candidate (`retrieval.evaluated`)."""
+class Artifact(_ArtifactRequired, total=False):
+    """One entry of a snapshot's change inventory (`workspace.snapshot`)."""
 
+    digest: str | None
+    renamed_from: str | None
+
+
+class _CandidateRequired(TypedDict):
     candidate_id: str
     source_type: str
     source_event_id: str
@@ -103,7 +106,12 @@ class Candidate(TypedDict):
     score: float
     eligible: bool
     decision: CandidateDecision
-    withhold_reason: NotRequired[str | None]
+
+
+class Candidate(_CandidateRequired, total=False):
+    """One evaluated retrieval candidate (`retrieval.evaluated`)."""
+
+    withhold_reason: str | None
 
 
 @dataclass(frozen=True, slots=True)
@@ -222,15 +230,24 @@ class OutcomesProducer:
         if failures:
             raise DeliveryError(failures)
 
-    def close(self) -> None:
-        """Flush (raising DeliveryError for undelivered events) and release the client."""
+    def close(self, timeout: float | None = None) -> None:
+        """Flush, then release the client; raise DeliveryError for undelivered events.
+
+        With `timeout`, wait at most that long: events still queued then are dropped
+        (not sent later) and listed in the DeliveryError, so shutdown is bounded.
+        """
         if self._closed:
             return
         self._closed = True
         try:
-            self.flush()
+            self.flush(timeout)
         finally:
-            release = getattr(self._producer, "close", None)  # confluent-kafka >= 2.? only
+            self._producer.purge()  # whatever is still queued was reported as pending
+            self._producer.poll(0)  # serve the purge callbacks, then forget them
+            with self._lock:
+                self._failures.clear()
+                self._in_flight.clear()
+            release = getattr(self._producer, "close", None)  # newer confluent-kafka only
             if release is not None:
                 release()
 
