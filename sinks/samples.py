@@ -4,8 +4,10 @@ A small, fixed cast of runs that touches every table and every view, so tests (a
 analyst-query doc test) can check meaningful answers without the domain core:
 
 - `run-a`: revision 1 `unresolved` (check `unit` stale), revision 2 `complete`.
-- `run-b`: `blocked`: publication denied, an upload still `unknown`, check `suite` missing.
-- `run-c`: `failed`: receipts disagree on an upload; an action with conflicting outcomes.
+- `run-b`: `blocked`: publication denied, an (unrequested) upload still `unknown`,
+  check `suite` missing.
+- `run-c`: `unresolved`: receipts disagree on a write; conflicting tool outcomes; a
+  stale check.
 - `run-d`: `cancelled`, `partially_complete`; retrieval, injections and findings (one
   raised, one raised then withdrawn).
 - a claim verdict per run a/b, and one pipeline dead letter.
@@ -294,7 +296,6 @@ def sample_records() -> list[OutputRecord]:
             predicates=[
                 sealed,
                 predicate("effect:publish", "unsatisfied", "denied", "b-t1"),
-                predicate("effect:upload", "indeterminate", "pending", "b-t2"),
                 predicate("check:suite", "unsatisfied", "missing"),
             ],
             effects=[
@@ -309,12 +310,13 @@ def sample_records() -> list[OutputRecord]:
         account(
             "run-c",
             1,
-            status="failed",
+            status="unresolved",
             minute=3,
             predicates=[
                 sealed,
                 predicate("effect:store", "indeterminate", "contradiction", "c-r1", "c-r2"),
                 predicate("deliverable:out.csv", "unsatisfied", "absent"),
+                predicate("check:lint", "indeterminate", "stale", "c-v1"),
             ],
             effects=[effect("store", "write", "contradicted", "rc-1", "rc-2")],
             contradictions=[
@@ -332,7 +334,7 @@ def sample_records() -> list[OutputRecord]:
                 ),
             ],
         ),
-        notification("run-c", 1, "failed", None, 3),
+        notification("run-c", 1, "unresolved", None, 3),
     ]
     # run-d: cancelled; provenance with a withheld candidate injected.
     withheld = {"kind": "withheld_candidate_injected", "subject": "inj-1", "evidence": ["run-d:i4"]}

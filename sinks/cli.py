@@ -1,0 +1,203 @@
+"""CLI commands of the ClickHouse side: `clickhouse`, `query`, `purge` and `sink`."""
+
+from __future__ import annotations
+
+import functools
+import logging
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import ParamSpec, TypeVar
+
+import click
+
+from reducers.errors import OutcomesError
+from streams.settings import Settings
+
+P = ParamSpec("P")
+R = TypeVar("R")
+
+_DSN_HELP = "ClickHouse DSN: chdb:///path or http(s)://host:port[/database] ($OUTCOMES_CLICKHOUSE)."
+
+
+def _one_line_errors(fn: Callable[P, R]) -> Callable[P, R]:
+    """Turn the project's errors into one clear line and exit code 1."""
+
+    @functools.wraps(fn)
+    def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
+        try:
+            return fn(*args, **kwargs)
+        except OutcomesError as exc:
+            raise click.ClickException(f"{type(exc).__name__}: {exc}") from None
+
+    return wrapper
+
+
+def _dsn(flag: str | None) -> str:
+    return Settings.load(clickhouse=flag).clickhouse_dsn
+
+
+dsn_option = click.option("--clickhouse", "dsn", metavar="DSN", help=_DSN_HELP)
+
+
+@click.group()
+def clickhouse() -> None:
+    """Manage the ClickHouse schema (tables, views, roles) of the outcomes database."""
+
+
+@clickhouse.command()
+@dsn_option
+@_one_line_errors
+def migrate(dsn: str | None) -> None:
+    """Apply every missing schema version (idempotent; safe to re-run).
+
+    Creates the database, data tables, views, purge log and, on a ClickHouse server,
+    the roles <db>_analyst, <db>_sink and <db>_purge (chDB has no access control).
+    If OUTCOMES_PURGE_CREDENTIAL_SHA256 is set, it becomes the purge credential.
+    """
+    from sinks import clickhouse as ch
+    from sinks import schema
+
+    conn = ch.connect(_dsn(dsn))
+    report = schema.migrate(conn)
+    target = conn.target.display
+    for version in report.applied:
+        click.echo(f"applied version {version} to {conn.database} at {target}")
+    for version in report.skipped:
+        click.echo(f"version {version} skipped on chDB (no access control); recorded")
+    if not report.applied and not report.skipped:
+        click.echo(f"{conn.database} at {target} is up to date (version {schema.LATEST_VERSION})")
+    if report.credential_configured:
+        click.echo("purge credential configured from OUTCOMES_PURGE_CREDENTIAL_SHA256")
+
+
+@clickhouse.command()
+@dsn_option
+@_one_line_errors
+def status(dsn: str | None) -> None:
+    """Show applied schema versions and the row count of every table."""
+    from sinks import clickhouse as ch
+    from sinks import schema
+
+    conn = ch.connect(_dsn(dsn))
+    versions = sorted(schema.applied_versions(conn))
+    click.echo(f"database {conn.database} at {conn.target.display}")
+    click.echo(f"schema versions: {versions or 'none (run outcomes clickhouse migrate)'}")
+    if not versions:
+        return
+    for table in schema.DATA_TABLES:
+        count = conn.rows(f"SELECT count() FROM {conn.table(table.name)} FINAL")[0][0]
+        click.echo(f"  {table.name:<28} {count:>12,}")
+
+
+@click.command()
+@click.argument("sql")
+@dsn_option
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(["table", "json", "csv"]),
+    default="table",
+    show_default=True,
+    help="table (rich), json (array of objects) or csv (with header).",
+)
+@click.option(
+    "--no-final",
+    is_flag=True,
+    help="Read physical rows (without FINAL): shows not-yet-merged duplicates, if any.",
+)
+@_one_line_errors
+def query(sql: str, dsn: str | None, fmt: str, no_final: bool) -> None:
+    """Run one read-only SQL statement against the outcomes database.
+
+    Unqualified table names resolve in the outcomes database; see
+    docs/analyst-queries.md for ready-to-run queries. Example:
+
+        outcomes query "SELECT status, count() FROM current_accounts GROUP BY status"
+    """
+    from sinks.query import render, run_query
+
+    result = run_query(_dsn(dsn), sql, final=not no_final)
+    render(result, fmt, sys.stdout)
+
+
+@click.command()
+@click.option("--run", "run_id", required=True, help="The run whose rows are removed.")
+@dsn_option
+@click.option(
+    "--credential-file",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    help="File holding the purge credential (else $OUTCOMES_PURGE_CREDENTIAL).",
+)
+@click.option("--reason", default="", help="Why (recorded in purge_log), e.g. a ticket id.")
+@click.option("--actor", default=None, help="Who (default $OUTCOMES_PURGE_ACTOR or user@host).")
+@_one_line_errors
+def purge(
+    run_id: str, dsn: str | None, credential_file: Path | None, reason: str, actor: str | None
+) -> None:
+    """Remove every row of one run (privacy purge); recorded in purge_log.
+
+    The credential is never a flag value: it comes from $OUTCOMES_PURGE_CREDENTIAL or
+    --credential-file and must match the SHA-256 configured by `clickhouse migrate`.
+    Purged runs are never written again by the sink or replay.
+    """
+    from sinks import clickhouse as ch
+    from sinks import purge as purging
+    from sinks import schema
+
+    credential = purging.read_credential(credential_file)
+    conn = ch.connect(_dsn(dsn))
+    schema.ensure_schema(conn)
+    result = purging.purge_run(
+        conn, run_id, credential, actor=actor or purging.default_actor(), reason=reason
+    )
+    counts = ", ".join(f"{t}={n}" for t, n in result.row_counts.items() if n) or "no rows"
+    click.echo(f"purged run {run_id} ({result.total} rows: {counts}); purge id {result.purge_id}")
+
+
+@click.command()
+@click.option("--bootstrap", default=None, help="Kafka bootstrap servers ($OUTCOMES_BOOTSTRAP).")
+@dsn_option
+@click.option(
+    "--until-idle",
+    type=float,
+    default=None,
+    metavar="SECONDS",
+    help="Exit cleanly after this many seconds without input (default: run until SIGTERM).",
+)
+@click.option("--group-id", default="outcomes-sink", show_default=True, help="Consumer group.")
+@click.option(
+    "--batch-rows", default=5000, show_default=True, help="Flush a partition at this many records."
+)
+@click.option(
+    "--batch-seconds",
+    default=1.0,
+    show_default=True,
+    help="Flush a partition when its oldest buffered record is this old.",
+)
+@_one_line_errors
+def sink(
+    bootstrap: str | None,
+    dsn: str | None,
+    until_idle: float | None,
+    group_id: str,
+    batch_rows: int,
+    batch_seconds: float,
+) -> None:
+    """Consume the five output topics into ClickHouse, exactly once.
+
+    Offsets are committed only after ClickHouse acknowledged the rows; undecodable
+    records land in dead_letters. SIGTERM/SIGINT finish the current batch and exit.
+    """
+    from sinks.consumer import SinkConfig, run_sink
+
+    logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(message)s")
+    settings = Settings.load(bootstrap=bootstrap, clickhouse=dsn)
+    config = SinkConfig(
+        group_id=group_id,
+        batch_records=batch_rows,
+        batch_seconds=batch_seconds,
+        until_idle=until_idle,
+    )
+    stats = run_sink(settings, config)
+    click.echo(stats.summary(), err=True)

@@ -1,0 +1,139 @@
+"""The only removal path: an authenticated, recorded privacy purge of one run.
+
+The credential comes from `OUTCOMES_PURGE_CREDENTIAL` or a file, never a flag (flags
+land in shell history and process lists). It is checked against the SHA-256 stored by
+`outcomes clickhouse migrate` from `OUTCOMES_PURGE_CREDENTIAL_SHA256`. Rows are removed
+with synchronous `ALTER TABLE ... DELETE` mutations, which rewrite the affected parts,
+so the data is gone from disk, not merely hidden. `purge_log` gets a `started` row
+before and a `completed` row after, each with who, when, why and per-table row counts.
+"""
+
+from __future__ import annotations
+
+import getpass
+import hashlib
+import hmac
+import os
+import socket
+import uuid
+from collections.abc import Mapping
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+
+from sinks import schema
+from sinks.clickhouse import Connection
+from sinks.exceptions import PurgeDenied, PurgeIncomplete
+
+CREDENTIAL_ENV = "OUTCOMES_PURGE_CREDENTIAL"
+ACTOR_ENV = "OUTCOMES_PURGE_ACTOR"
+
+
+@dataclass(frozen=True)
+class PurgeResult:
+    """What a purge removed: rows per table (before the delete) and its log id."""
+
+    purge_id: str
+    run_id: str
+    row_counts: dict[str, int]
+
+    @property
+    def total(self) -> int:
+        return sum(self.row_counts.values())
+
+
+def read_credential(credential_file: Path | None, env: Mapping[str, str] | None = None) -> str:
+    """The presented credential: the file's first line if given, else the environment."""
+    env = os.environ if env is None else env
+    if credential_file is not None:
+        try:
+            text = credential_file.read_text().strip()
+        except OSError as exc:
+            raise PurgeDenied(f"cannot read credential file {credential_file}: {exc}") from exc
+        if not text:
+            raise PurgeDenied(f"credential file {credential_file} is empty")
+        return text.splitlines()[0].strip()
+    value = env.get(CREDENTIAL_ENV, "").strip()
+    if not value:
+        raise PurgeDenied(f"no purge credential: set {CREDENTIAL_ENV} or use --credential-file")
+    return value
+
+
+def default_actor(env: Mapping[str, str] | None = None) -> str:
+    """Who is purging: `OUTCOMES_PURGE_ACTOR`, else the OS user at this host."""
+    env = os.environ if env is None else env
+    return env.get(ACTOR_ENV) or f"{getpass.getuser()}@{socket.gethostname()}"
+
+
+def verify_credential(conn: Connection, credential: str) -> None:
+    """Raise PurgeDenied unless the credential's SHA-256 is the configured one."""
+    stored = schema.current_credential_sha256(conn)
+    if stored is None:
+        raise PurgeDenied(
+            "no purge credential is configured: set OUTCOMES_PURGE_CREDENTIAL_SHA256 "
+            "and run `outcomes clickhouse migrate`"
+        )
+    presented = hashlib.sha256(credential.encode()).hexdigest()
+    if not hmac.compare_digest(presented, stored):
+        raise PurgeDenied("purge credential rejected")
+
+
+def count_run_rows(conn: Connection, run_id: str) -> dict[str, int]:
+    """Physical rows of the run in every data table."""
+    counts: dict[str, int] = {}
+    for table in schema.DATA_TABLES:
+        rows = conn.rows(
+            f"SELECT count() FROM {conn.table(table.name)} WHERE run_id = %(run)s",
+            {"run": run_id},
+        )
+        counts[table.name] = int(rows[0][0])
+    return counts
+
+
+def purge_run(
+    conn: Connection, run_id: str, credential: str, *, actor: str, reason: str = ""
+) -> PurgeResult:
+    """Delete every row of `run_id` from the data tables, recording it in purge_log."""
+    verify_credential(conn, credential)
+    purge_id = str(uuid.uuid4())
+    user = str(conn.rows("SELECT currentUser()")[0][0])
+    counts = count_run_rows(conn, run_id)
+    _log(conn, purge_id, run_id, "started", actor, user, reason, counts)
+    for table, count in counts.items():
+        if count:
+            conn.command(
+                f"ALTER TABLE {conn.table(table)} DELETE WHERE run_id = %(run)s "
+                "SETTINGS mutations_sync = 2",
+                {"run": run_id},
+            )
+    left = {t: n for t, n in count_run_rows(conn, run_id).items() if n}
+    if left:
+        raise PurgeIncomplete(f"purge {purge_id} of run {run_id}: rows remain in {left}")
+    _log(conn, purge_id, run_id, "completed", actor, user, reason, counts)
+    return PurgeResult(purge_id, run_id, counts)
+
+
+def _log(
+    conn: Connection,
+    purge_id: str,
+    run_id: str,
+    phase: str,
+    actor: str,
+    user: str,
+    reason: str,
+    counts: dict[str, int],
+) -> None:
+    conn.insert(
+        "purge_log",
+        [[purge_id, run_id, phase, datetime.now(UTC), actor, user, reason, counts]],
+        [
+            "purge_id",
+            "run_id",
+            "phase",
+            "purged_at",
+            "purged_by",
+            "clickhouse_user",
+            "reason",
+            "row_counts",
+        ],
+    )

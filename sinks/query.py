@@ -1,0 +1,122 @@
+"""`outcomes query`: analysts' read-only SQL, rendered as a table, JSON or CSV."""
+
+from __future__ import annotations
+
+import base64
+import csv
+import io
+import uuid
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import date, datetime
+from decimal import Decimal
+from typing import Any, TextIO
+
+import orjson
+from clickhouse_connect.driver.exceptions import Error as DriverError
+
+from sinks import clickhouse, schema
+from sinks.exceptions import QueryFailed
+
+FORMATS = ("table", "json", "csv")
+
+
+@dataclass(frozen=True)
+class QueryResult:
+    """Column names and rows of one query."""
+
+    columns: tuple[str, ...]
+    rows: list[tuple[Any, ...]]
+
+
+def run_query(dsn: str, sql: str, *, final: bool = True) -> QueryResult:
+    """Run one statement read-only against the outcomes database.
+
+    Unqualified names resolve in the outcomes database. With `final` (the default)
+    every ReplacingMergeTree table is read as FINAL, so no query can ever count a
+    not-yet-merged duplicate (docs/clickhouse.md, exactly once).
+    """
+    conn = clickhouse.open_private(dsn)
+    try:
+        if not conn.database_exists():
+            schema.ensure_schema(conn)
+        conn.use_database()
+        # readonly=2: no writes or DDL, but per-query settings (like final) still apply.
+        settings: dict[str, Any] = {"readonly": 2}
+        if final:
+            settings["final"] = 1
+        try:
+            result = conn.client.query(sql, settings=settings)
+        except DriverError as exc:
+            raise QueryFailed(" ".join(str(exc).split())[:800]) from exc
+        return QueryResult(tuple(result.column_names), [tuple(r) for r in result.result_rows])
+    finally:
+        clickhouse.close(conn)
+
+
+def plain(value: Any) -> Any:
+    """A JSON/CSV-friendly form of a ClickHouse value (timestamps as RFC 3339, UTC)."""
+    if isinstance(value, datetime):
+        text = value.isoformat()
+        return text + "Z" if value.tzinfo is None else text
+    if isinstance(value, date):
+        return value.isoformat()
+    if isinstance(value, bytes):
+        return base64.b64encode(value).decode("ascii")
+    if isinstance(value, uuid.UUID | Decimal):
+        return str(value)
+    if isinstance(value, list | tuple):
+        return [plain(v) for v in value]
+    if isinstance(value, dict):
+        return {str(k): plain(v) for k, v in value.items()}
+    return value
+
+
+def to_json(result: QueryResult) -> str:
+    """A JSON array with one object per row."""
+    objects = [
+        dict(zip(result.columns, (plain(v) for v in row), strict=True)) for row in result.rows
+    ]
+    return orjson.dumps(objects, option=orjson.OPT_INDENT_2).decode()
+
+
+def to_csv(result: QueryResult) -> str:
+    """CSV with a header row; arrays and maps as JSON."""
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator="\n")
+    writer.writerow(result.columns)
+    for row in result.rows:
+        writer.writerow([_cell(plain(v)) for v in row])
+    return out.getvalue()
+
+
+def _cell(value: Any) -> str:
+    if value is None:
+        return ""
+    if isinstance(value, list | dict):
+        return orjson.dumps(value).decode()
+    return str(value)
+
+
+def render(result: QueryResult, fmt: str, stream: TextIO) -> None:
+    """Write a result in `fmt` (table, json or csv) to `stream`."""
+    if fmt == "json":
+        stream.write(to_json(result) + "\n")
+    elif fmt == "csv":
+        stream.write(to_csv(result))
+    elif fmt == "table":
+        _table(result.columns, result.rows, stream)
+    else:
+        raise ValueError(f"unknown format {fmt!r}; expected one of {FORMATS}")
+
+
+def _table(columns: Sequence[str], rows: Sequence[tuple[Any, ...]], stream: TextIO) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    table = Table(show_lines=False, caption=f"{len(rows)} row{'s' if len(rows) != 1 else ''}")
+    for name in columns:
+        table.add_column(name, overflow="fold")
+    for row in rows:
+        table.add_row(*(_cell(plain(v)) if v is not None else "NULL" for v in row))
+    Console(file=stream, soft_wrap=False).print(table)

@@ -1,0 +1,116 @@
+"""Privacy purge: authenticated, complete, recorded, and never undone by a replay."""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from sinks import clickhouse, purge, samples, schema
+from sinks.cli import purge as purge_cmd
+from sinks.exceptions import PurgeDenied
+from sinks.writer import ClickHouseWriter
+
+pytestmark = pytest.mark.clickhouse
+SECRET = "correct horse battery staple 4f9a"
+
+
+@pytest.fixture
+def chdb_dsn(tmp_path: Path) -> Iterator[str]:
+    """A fresh chDB directory holding the sample, with a purge credential configured."""
+    clickhouse.close_all()
+    dsn = f"chdb://{tmp_path}/chdb"
+    writer = ClickHouseWriter(dsn)
+    writer.write(samples.sample_records())
+    schema.migrate(writer.conn, credential_sha256=hashlib.sha256(SECRET.encode()).hexdigest())
+    yield dsn
+    clickhouse.close_all()
+
+
+def _rows_of(conn: clickhouse.Connection, run_id: str) -> int:
+    return sum(purge.count_run_rows(conn, run_id).values())
+
+
+def test_purge_removes_only_that_run_and_logs_it(chdb_dsn: str) -> None:
+    conn = clickhouse.connect(chdb_dsn)
+    before_b = purge.count_run_rows(conn, "run-b")
+    others = {r: _rows_of(conn, r) for r in ("run-a", "run-c", "run-d")}
+    result = purge.purge_run(conn, "run-b", SECRET, actor="dpo@example", reason="ticket 42")
+    assert result.row_counts == before_b and result.total > 0
+    assert _rows_of(conn, "run-b") == 0
+    assert {r: _rows_of(conn, r) for r in others} == others
+    log = conn.rows(
+        f"SELECT phase, purged_by, reason, row_counts FROM {conn.table('purge_log')} "
+        "WHERE run_id = 'run-b' ORDER BY purged_at"
+    )
+    assert [r[0] for r in log] == ["started", "completed"]
+    assert log[1][1:] == ("dpo@example", "ticket 42", before_b)
+
+
+def test_purged_run_is_not_resurrected_by_a_replay(chdb_dsn: str) -> None:
+    conn = clickhouse.connect(chdb_dsn)
+    purge.purge_run(conn, "run-d", SECRET, actor="t")
+    report = ClickHouseWriter(chdb_dsn).write(samples.sample_records())
+    assert report.rows_inserted == 0
+    assert sum(report.purged.values()) > 0
+    assert _rows_of(conn, "run-d") == 0
+
+
+def test_wrong_or_missing_credential_is_refused(chdb_dsn: str) -> None:
+    conn = clickhouse.connect(chdb_dsn)
+    with pytest.raises(PurgeDenied, match="rejected"):
+        purge.purge_run(conn, "run-a", SECRET + "x", actor="t")
+    assert _rows_of(conn, "run-a") > 0
+    with pytest.raises(PurgeDenied, match="OUTCOMES_PURGE_CREDENTIAL"):
+        purge.read_credential(None, env={})
+
+
+def test_unconfigured_credential_refuses_every_purge(tmp_path: Path) -> None:
+    clickhouse.close_all()
+    try:
+        conn = clickhouse.connect(f"chdb://{tmp_path}/fresh")
+        schema.migrate(conn, credential_sha256=None)
+        with pytest.raises(PurgeDenied, match="no purge credential is configured"):
+            purge.purge_run(conn, "run-a", "anything", actor="t")
+    finally:
+        clickhouse.close_all()
+
+
+def test_cli_takes_the_credential_from_env_or_file_never_a_flag(
+    chdb_dsn: str, tmp_path: Path
+) -> None:
+    runner = CliRunner()
+    flag = runner.invoke(
+        purge_cmd, ["--run", "run-a", "--clickhouse", chdb_dsn, "--credential", SECRET]
+    )
+    assert flag.exit_code == 2 and "No such option" in flag.output
+    missing = runner.invoke(
+        purge_cmd,
+        ["--run", "run-a", "--clickhouse", chdb_dsn],
+        env={"OUTCOMES_PURGE_CREDENTIAL": ""},
+    )
+    assert missing.exit_code == 1 and "PurgeDenied" in missing.output
+    by_env = runner.invoke(
+        purge_cmd,
+        ["--run", "run-a", "--clickhouse", chdb_dsn, "--reason", "r"],
+        env={"OUTCOMES_PURGE_CREDENTIAL": SECRET, "OUTCOMES_PURGE_ACTOR": "alice"},
+    )
+    assert by_env.exit_code == 0, by_env.output
+    assert "purged run run-a" in by_env.output
+    secret_file = tmp_path / "purge.key"
+    secret_file.write_text(SECRET + "\n")
+    by_file = runner.invoke(
+        purge_cmd,
+        ["--run", "run-c", "--clickhouse", chdb_dsn, "--credential-file", str(secret_file)],
+        env={"OUTCOMES_PURGE_CREDENTIAL": ""},
+    )
+    assert by_file.exit_code == 0, by_file.output
+    conn = clickhouse.connect(chdb_dsn)
+    assert _rows_of(conn, "run-a") == _rows_of(conn, "run-c") == 0
+    actors = conn.rows(
+        f"SELECT DISTINCT purged_by FROM {conn.table('purge_log')} WHERE run_id = 'run-a'"
+    )
+    assert actors == [("alice",)]
