@@ -35,6 +35,12 @@ def require(condition: bool, reason: str) -> None:
     pytest.skip(reason)
 
 
+@pytest.fixture(scope="session")
+def require_service() -> Callable[[bool, str], None]:
+    """`require_service(ok, reason)`: skip unless `ok`; under CI=true fail instead."""
+    return require
+
+
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     """Mark every test that needs the broker with `kafka`."""
     for item in items:

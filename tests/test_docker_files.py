@@ -1,0 +1,143 @@
+"""docker/compose.yaml and docker/Dockerfile: valid, complete and in step with the project.
+
+Validation uses Docker Compose v2's own loader (`compose config`), which needs no Docker
+engine: the `docker compose` plugin, or a standalone v2 binary named by
+OUTCOMES_COMPOSE or cached by `.ci/run` in ~/.cache/outcomes/bin/docker-compose.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import tomllib
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from streams.devstack import KAFKA_VERSION, cache_root
+
+ROOT = Path(__file__).resolve().parent.parent
+COMPOSE_FILE = ROOT / "docker" / "compose.yaml"
+DOCKERFILE = ROOT / "docker" / "Dockerfile"
+
+
+def _compose_command() -> list[str] | None:
+    """A Docker Compose v2 command line, or None when none is installed."""
+    docker = shutil.which("docker")
+    if docker is not None:
+        probe = subprocess.run(
+            [docker, "compose", "version"], capture_output=True, text=True, check=False
+        )
+        if probe.returncode == 0:
+            return [docker, "compose"]
+    for candidate in (os.environ.get("OUTCOMES_COMPOSE"), str(cache_root() / "bin/docker-compose")):
+        if candidate and os.access(candidate, os.X_OK):
+            return [candidate]
+    return None
+
+
+@pytest.fixture(scope="module")
+def compose(require_service: Callable[[bool, str], None]) -> list[str]:
+    command = _compose_command()
+    require_service(
+        command is not None,
+        "no Docker Compose v2 found (`docker compose`, OUTCOMES_COMPOSE or "
+        f"{cache_root() / 'bin/docker-compose'}); .ci/run installs one",
+    )
+    assert command is not None
+    return command
+
+
+@pytest.fixture(scope="module")
+def config(compose: list[str]) -> dict[str, Any]:
+    """The compose file as Compose itself resolves it (anchors merged, defaults applied)."""
+    result = subprocess.run(
+        [*compose, "-f", str(COMPOSE_FILE), "config", "--format", "json"],
+        capture_output=True,
+        text=True,
+        check=False,
+        env={**os.environ, "COMPOSE_PROJECT_NAME": "outcomes-test"},
+    )
+    assert result.returncode == 0, result.stderr
+    parsed: dict[str, Any] = json.loads(result.stdout)
+    return parsed
+
+
+def test_compose_rejects_an_invalid_file(compose: list[str], tmp_path: Path) -> None:
+    """The validator really validates: a misspelt key fails `config`."""
+    bad = tmp_path / "compose.yaml"
+    bad.write_text("services:\n  kafka:\n    image: apache/kafka:4.1.1\n    helthcheck: {}\n")
+    result = subprocess.run(
+        [*compose, "-f", str(bad), "config", "--quiet"], capture_output=True, text=True
+    )
+    assert result.returncode != 0
+    assert "helthcheck" in result.stderr
+
+
+def test_compose_has_the_pipeline_services(config: dict[str, Any]) -> None:
+    services = config["services"]
+    assert set(services) == {"kafka", "clickhouse", "topics", "worker", "sink"}
+    assert services["worker"]["command"] == ["worker"]
+    assert services["sink"]["command"] == ["sink"]
+    assert services["topics"]["command"] == ["topics", "ensure"]
+    for name in ("worker", "sink", "topics"):
+        build = services[name]["build"]
+        assert build["dockerfile"] == "docker/Dockerfile"
+        assert Path(build["context"]).resolve() == ROOT
+        env = services[name]["environment"]
+        assert env["OUTCOMES_BOOTSTRAP"] == "kafka:9092"
+        assert env["OUTCOMES_CLICKHOUSE"] == "http://clickhouse:8123"
+
+
+def test_compose_runs_the_kafka_the_tests_ran_against(config: dict[str, Any]) -> None:
+    """The deployed broker is the Apache Kafka release the dev stack pins, in KRaft mode."""
+    kafka = config["services"]["kafka"]
+    assert kafka["image"] == f"apache/kafka:{KAFKA_VERSION}"
+    env = kafka["environment"]
+    assert env["KAFKA_PROCESS_ROLES"] == "broker,controller"
+    assert env["KAFKA_AUTO_CREATE_TOPICS_ENABLE"] == "false"
+
+
+def test_compose_services_are_healthchecked_and_ordered(config: dict[str, Any]) -> None:
+    services = config["services"]
+    for name in ("kafka", "clickhouse", "worker", "sink"):
+        assert services[name]["healthcheck"]["test"], name
+    assert services["topics"]["depends_on"]["kafka"]["condition"] == "service_healthy"
+    for name in ("worker", "sink"):
+        assert services[name]["depends_on"]["topics"]["condition"] == (
+            "service_completed_successfully"
+        )
+    assert services["sink"]["depends_on"]["clickhouse"]["condition"] == "service_healthy"
+
+
+def test_compose_keeps_state_in_volumes(config: dict[str, Any]) -> None:
+    services = config["services"]
+    mounts = {
+        name: {v["target"] for v in services[name].get("volumes", []) if v["type"] == "volume"}
+        for name in ("kafka", "clickhouse", "worker", "sink")
+    }
+    assert mounts == {
+        "kafka": {"/var/lib/kafka/data"},
+        "clickhouse": {"/var/lib/clickhouse"},
+        "worker": {"/var/lib/outcomes"},
+        "sink": {"/var/lib/outcomes"},
+    }
+
+
+def test_dockerfile_copies_every_package_the_project_installs() -> None:
+    """Adding a package to pyproject without adding it to the image fails here."""
+    packages = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"][
+        "packages"
+    ]
+    dockerfile = DOCKERFILE.read_text()
+    ignore = (ROOT / "docker" / "Dockerfile.dockerignore").read_text().splitlines()
+    for package in packages:
+        assert f"COPY {package} ./{package}" in dockerfile, package
+        assert f"!{package}/**" in ignore, package
+    assert "RUN pip install ." in dockerfile
+    assert 'ENTRYPOINT ["outcomes"]' in dockerfile
+    assert any(line.startswith("FROM python:3.11") for line in dockerfile.splitlines())
