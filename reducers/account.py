@@ -320,6 +320,26 @@ def _missing_artifacts(
     return missing
 
 
+def _artifact_contradiction(
+    pid: str,
+    receipt: ev.VerificationReceived,
+    own: SnapshotView | None,
+    cand: SnapshotView,
+    missing: list[tuple[str, str]],
+) -> Json:
+    """`check_pass_artifact_missing`, with the candidate's word on each path and, where
+    the candidate is silent, the receipt's own snapshot that listed it."""
+    said_by_candidate = latest(cand.reports)
+    said_by_own = latest(own.reports) if own else None
+    assert said_by_candidate is not None
+    evidence = [_evidence(receipt, "pass")]
+    for path, said in missing:
+        evidence.append(_evidence(said_by_candidate, f"{path}: {said}"))
+        if said == "absent" and said_by_own is not None and own is not None:
+            evidence.append(_evidence(said_by_own, f"{path}: {own.inventory[path].change}"))
+    return _contradiction(pid, "check_pass_artifact_missing", evidence)
+
+
 def _checks(state: RunState) -> Checks:
     def build() -> Checks:
         goal = _goal(state).goal
@@ -364,19 +384,10 @@ def _checks(state: RunState) -> Checks:
                 else []
             )
             if missing and cand is not None:
-                chosen = latest(cand.reports)
-                assert chosen is not None
-                contradictions.append(
-                    _contradiction(
-                        pid,
-                        "check_pass_artifact_missing",
-                        [
-                            _evidence(receipt, "pass"),
-                            *(_evidence(chosen, f"{path}: {said}") for path, said in missing),
-                        ],
-                    )
-                )
+                contradictions.append(_artifact_contradiction(pid, receipt, own, cand, missing))
                 evidence += cand.reports
+                if own is not None and any(said == "absent" for _, said in missing):
+                    evidence += own.reports
                 predicates.append(_predicate(pid, INDETERMINATE, "contradiction", evidence))
             elif check_state == "failing":
                 predicates.append(_predicate(pid, UNSATISFIED, "failing", evidence))

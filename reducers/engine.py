@@ -242,6 +242,11 @@ class Engine:
             state = self.runs[run_id] = RunState(run_id)
         return state
 
+    def knows(self, event: ev.Event) -> bool:
+        """Whether an event with this id was applied to its run before."""
+        state = self.runs.get(event.run_id)
+        return state is not None and event.event_id in state.events
+
     def apply(self, event: ev.Event) -> list[OutputRecord]:
         """Fold one event into its run; raises `InvalidEvent` for an id conflict."""
         _, outputs = fold(self.state(event.run_id), event)

@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-import sys
+from contextlib import nullcontext
 from itertools import chain
 from pathlib import Path
-from typing import BinaryIO
 
 import click
 
@@ -50,8 +49,8 @@ def replay(files: tuple[Path, ...], out_path: Path | None, clickhouse_dsn: str |
         from sinks.writer import ClickHouseWriter
 
         writer = ClickHouseWriter(clickhouse_dsn)
-    out: BinaryIO
-    with out_path.open("wb") if out_path else _stdout() as out:
+    stdout = click.get_binary_stream("stdout")
+    with out_path.open("wb") if out_path else nullcontext(stdout) as out:
         batch: list[OutputRecord] = []
         for record in records:
             out.write(record.to_json_line())
@@ -65,8 +64,3 @@ def replay(files: tuple[Path, ...], out_path: Path | None, clickhouse_dsn: str |
             writer.write(batch)
             writer.close()
     click.echo(stats.summary(), err=True)
-
-
-def _stdout() -> BinaryIO:
-    """Standard output as a binary stream that the `with` block may close safely."""
-    return open(sys.stdout.fileno(), "wb", closefd=False, buffering=1 << 16)

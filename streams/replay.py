@@ -26,12 +26,13 @@ class ReplayStats:
 
     read: int = 0
     applied: int = 0
+    redelivered: int = 0
     rejected: int = 0
     revisions: int = 0
 
     def summary(self) -> str:
         return (
-            f"events read {self.read}, applied {self.applied}, "
+            f"events read {self.read}, applied {self.applied}, redelivered {self.redelivered}, "
             f"rejected {self.rejected}, revisions {self.revisions}"
         )
 
@@ -102,11 +103,16 @@ def replay_items(
         error = item.error
         if error is None:
             try:
-                outputs = engine.apply(parse_event(item.value, limits))
+                event = parse_event(item.value, limits)
+                redelivery = engine.knows(event)
+                outputs = engine.apply(event)
             except InvalidEvent as exc:
                 error = exc
             else:
-                stats.applied += 1
+                if redelivery:
+                    stats.redelivered += 1
+                else:
+                    stats.applied += 1
                 for output in outputs:
                     if output.kind == "account_revision":
                         stats.revisions += 1

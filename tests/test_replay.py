@@ -1,0 +1,160 @@
+"""`outcomes replay`: validation with dead letters, determinism, the summary line."""
+
+from __future__ import annotations
+
+import base64
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+from click.testing import CliRunner
+
+from reducers.limits import Limits
+from streams.cli import main
+from streams.workload import MALFORMED_LINES, generate_runs, interleave
+
+ROOT = Path(__file__).resolve().parent.parent
+SAMPLE = ROOT / "samples" / "five_file_run.jsonl"
+
+GOOD = {
+    "event_id": "e-1",
+    "run_id": "run-v",
+    "type": "tool.finished",
+    "occurred_at": "2026-11-30T10:00:00Z",
+    "source": "worker",
+    "action_id": "a1",
+    "tool": "shell",
+    "outcome": "succeeded",
+    "error_class": None,
+}
+
+
+def replay_lines(
+    tmp_path: Path, lines: list[bytes], *args: str
+) -> tuple[list[dict[str, Any]], str]:
+    path = tmp_path / "events.jsonl"
+    path.write_bytes(b"\n".join(lines) + b"\n")
+    result = CliRunner().invoke(main, ["replay", str(path), *args])
+    assert result.exit_code == 0, result.output
+    records = [json.loads(line) for line in result.stdout.splitlines()]
+    return records, result.stderr
+
+
+def event(**changes: Any) -> bytes:
+    body = {**GOOD, **changes}
+    return json.dumps({k: v for k, v in body.items() if v is not ...}).encode()
+
+
+@pytest.mark.parametrize(
+    ("line", "reason", "in_message"),
+    [
+        (event(extra_field=1), "schema_violation", "unknown field(s) extra_field"),
+        (event(tool=7), "schema_violation", "tool: expected a string"),
+        (event(outcome="exploded"), "schema_violation", "outcome: 'exploded' is not one of"),
+        (event(tool=...), "schema_violation", "tool: missing"),
+        (event(type="tool.vanished"), "schema_violation", "unknown event type"),
+        (event(occurred_at="2026-11-30 10:00"), "schema_violation", "occurred_at"),
+        (event(occurred_at="2026-11-30T10:00:00"), "schema_violation", "occurred_at"),
+        (event(event_id="x" * 129), "schema_violation", "event_id: must be 1..128"),
+        (event(tool="x" * (64 * 1024 + 1)), "too_large", "tool: string of 65537 bytes"),
+        (b"{not json", "undecodable", "not JSON"),
+        (b"[1, 2]", "schema_violation", "expected an object"),
+    ],
+)
+def test_each_invalid_line_is_a_dead_letter_and_processing_goes_on(
+    tmp_path: Path, line: bytes, reason: str, in_message: str
+) -> None:
+    finalize = event(event_id="e-2", type="finalize.requested", candidate_snapshot=None,
+                     action_id=..., tool=..., outcome=..., error_class=...)  # fmt: skip
+    records, stderr = replay_lines(tmp_path, [line, event(), finalize])
+    dead = [r for r in records if r["record"] == "dead_letter"]
+    assert len(dead) == 1
+    letter = dead[0]
+    assert letter["reason"] == reason
+    assert in_message in letter["message"]
+    assert letter["origin_line"] == 1
+    assert letter["origin_file"].endswith("events.jsonl")
+    assert base64.b64decode(letter["raw"]) == line
+    assert letter["dead_letter_id"] == f"file:{letter['origin_file']}:1"
+    # The valid events after it were applied: an account exists for the run.
+    assert any(r["record"] == "account_revision" for r in records)
+    assert "events read 3, applied 2, redelivered 0, rejected 1, revisions 1" in stderr
+
+
+def test_a_list_over_the_limit_is_too_large(tmp_path: Path) -> None:
+    goal = {
+        **{k: GOOD[k] for k in ("event_id", "run_id", "occurred_at", "source")},
+        "type": "goal.revised",
+        "goal_revision": 1,
+        "authored_by": "user",
+        "deliverables": [f"f{i}" for i in range(Limits().max_list_items + 1)],
+        "required_checks": [],
+        "requested_effects": [],
+        "requested_actions": [],
+        "target_revision": None,
+    }
+    records, _ = replay_lines(tmp_path, [json.dumps(goal).encode()])
+    assert [(r["reason"], "deliverables" in r["message"]) for r in records] == [("too_large", True)]
+
+
+def test_an_event_over_the_size_limit_is_too_large_without_being_parsed(tmp_path: Path) -> None:
+    huge = b'{"padding": "' + b"x" * (Limits().max_event_bytes + 1) + b'"}'
+    records, _ = replay_lines(tmp_path, [huge, event()])
+    assert records[0]["record"] == "dead_letter"
+    assert records[0]["reason"] == "too_large"
+    assert "exceeds 1048576" in records[0]["message"]
+
+
+def test_the_same_event_id_with_other_content_is_an_event_id_conflict(tmp_path: Path) -> None:
+    records, _ = replay_lines(tmp_path, [event(), event(outcome="failed"), event()])
+    dead = [r for r in records if r["record"] == "dead_letter"]
+    assert [(d["reason"], d["origin_line"], d["event_id"]) for d in dead] == [
+        ("event_id_conflict", 2, "e-1")
+    ]
+
+
+def test_the_workload_malformed_lines_all_dead_letter(tmp_path: Path) -> None:
+    records, stderr = replay_lines(tmp_path, list(MALFORMED_LINES))
+    assert [r["record"] for r in records] == ["dead_letter"] * len(MALFORMED_LINES)
+    assert f"rejected {len(MALFORMED_LINES)}" in stderr
+
+
+def test_replay_output_is_byte_identical_across_runs(tmp_path: Path) -> None:
+    events = interleave(list(generate_runs(70, seed=11, padding=2)), seed=11)
+    source = tmp_path / "mix.jsonl"
+    source.write_text("".join(json.dumps(e) + "\n" for e in events))
+    outputs = []
+    for attempt in range(2):
+        out = tmp_path / f"out-{attempt}.jsonl"
+        # A separate process each time: nothing may depend on hash seeds or process state.
+        subprocess.run(
+            [sys.executable, "-m", "streams", "replay", str(source), "--out", str(out)],
+            check=True, capture_output=True, env={"PYTHONHASHSEED": str(attempt), "PATH": ""},
+            cwd=ROOT,
+        )  # fmt: skip
+        outputs.append(out.read_bytes())
+    assert outputs[0] == outputs[1]
+    kinds = {json.loads(line)["record"] for line in outputs[0].splitlines()}
+    assert kinds == {"account_revision", "notification", "provenance_row"}
+
+
+def test_the_sample_tells_the_five_file_story(tmp_path: Path) -> None:
+    result = CliRunner().invoke(main, ["replay", str(SAMPLE)])
+    assert result.exit_code == 0
+    records = [json.loads(line) for line in result.stdout.splitlines()]
+    revisions = [r for r in records if r["record"] == "account_revision"]
+    assert [(r["revision"], r["status"]) for r in revisions] == [
+        (1, "unresolved"),
+        (2, "unresolved"),
+        (3, "complete"),
+    ]
+    notifications = [r for r in records if r["record"] == "notification"]
+    assert [n["kind"] for n in notifications] == [
+        "account.final",
+        "account.superseded",
+        "account.superseded",
+    ]
+    assert "events read 15, applied 14, redelivered 1, rejected 0, revisions 3" in result.stderr
