@@ -55,9 +55,11 @@ from streams.exceptions import (
     UNDECODABLE,
     UNKNOWN_SCHEMA,
     CodecError,
+    SchemaRegistryUnavailable,
 )
 
 if TYPE_CHECKING:
+    from streams.replay import SourceItem
     from streams.settings import Settings
 
 log = logging.getLogger(__name__)
@@ -636,8 +638,13 @@ class ConfluentRegistry:
     """
 
     def __init__(self, url: str) -> None:
-        from confluent_kafka.schema_registry import Schema, SchemaRegistryClient
-
+        try:
+            from confluent_kafka.schema_registry import Schema, SchemaRegistryClient
+        except ImportError as exc:
+            raise SchemaRegistryUnavailable(
+                f"schema registry {url} configured, but its client is missing ({exc}): "
+                "install confluent-kafka[schemaregistry]"
+            ) from None
         self._schema_type = Schema
         self._client = SchemaRegistryClient({"url": url})
 
@@ -1161,3 +1168,22 @@ def _with_micros(value: Json) -> Json:
     if isinstance(occurred, datetime):
         return {**value, "occurred_at": (occurred - _EPOCH) // _MICRO}
     return value
+
+
+def iter_container_items(path: str | Path, limits: Limits | None = None) -> Iterator[SourceItem]:
+    """:func:`iter_container_events` as `outcomes replay` source items.
+
+    `origin_line` is the 1-based record index; `raw` is the record as canonical JSON
+    (empty for a record that could not be read), so a dead letter still shows it.
+    """
+    from streams.replay import SourceItem
+    from streams.settings import Settings
+
+    codec = Codec(Settings(limits=limits or Limits()))
+    name = str(path)
+    for index, item in enumerate(iter_container_events(path, codec=codec)):
+        if isinstance(item, ContainerFailure):
+            error = CodecError(item.reason, item.message)
+            yield SourceItem(name, item.index + 1, b"", error=error)
+        else:
+            yield SourceItem(name, index + 1, orjson.dumps(item), value=item)

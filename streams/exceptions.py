@@ -39,6 +39,14 @@ class CodecError(InvalidEvent):
         self.event_id = event_id
 
 
+class SchemaRegistryUnavailable(OutcomesError):
+    """A Schema Registry URL is configured but its client cannot be used.
+
+    Operators: install `confluent-kafka[schemaregistry]`, or unset
+    OUTCOMES_SCHEMA_REGISTRY_URL to use Avro single-object encoding.
+    """
+
+
 class ProducerError(OutcomesError):
     """Base of the producer SDK's errors."""
 

@@ -25,7 +25,7 @@ from streams.codec import (
     parse_timestamp,
     schema_fingerprint,
 )
-from streams.exceptions import CodecError
+from streams.exceptions import CodecError, SchemaRegistryUnavailable
 from streams.settings import Settings
 from tests.test_codec_support import (
     micros,
@@ -395,3 +395,14 @@ def test_no_input_escapes_as_an_exception(junk: bytes, at: int, patch: bytes) ->
 def test_canonical_decode_or_dead_letter() -> None:
     event = sample_event("effect.receipt")
     assert CODEC.decode_or_dead_letter(CODEC.encode_event(event), canonical=True) == event
+
+
+def test_configured_registry_without_its_client_is_a_clear_error() -> None:
+    try:
+        import confluent_kafka.schema_registry  # noqa: F401
+    except ImportError:
+        with pytest.raises(SchemaRegistryUnavailable, match=r"confluent-kafka\[schemaregistry\]"):
+            Codec(Settings(schema_registry_url="http://127.0.0.1:1"))
+    else:  # the client is installed: constructing it must not contact the registry
+        codec = Codec(Settings(schema_registry_url="http://127.0.0.1:1"))
+        assert codec.registry is not None

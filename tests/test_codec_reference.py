@@ -148,3 +148,18 @@ def test_container_reports_bad_records_and_corruption(tmp_path: Path) -> None:
     not_avro.write_bytes(b"hello")
     (only,) = list(iter_container_events(not_avro))
     assert isinstance(only, ContainerFailure) and only.index == 0
+
+
+def test_container_items_for_replay(tmp_path: Path) -> None:
+    from reducers.limits import Limits
+    from streams.codec import iter_container_items
+
+    path = tmp_path / "replay.avro"
+    events = [sample_event("run.started", event_id="e1"), sample_event("review.recorded")]
+    events[1]["source"] = "x" * 100
+    write_container(path, events)
+    first, second = iter_container_items(path, Limits(max_string_bytes=64))
+    assert (first.origin_file, first.origin_line, first.value) == (str(path), 1, events[0])
+    assert json.loads(first.raw) == events[0] and first.error is None
+    assert second.origin_line == 2 and second.error is not None
+    assert second.error.reason == "too_large"
