@@ -63,7 +63,7 @@ ALL_NAMES = [schemas.EVENT_SCHEMAS[t] for t in EVENT_TYPES] + [
 def test_every_schema_parses_with_avro_and_matches_fastavro(name: str) -> None:
     schema = current_schemas()[name].schema
     parsed = avro.schema.parse(json.dumps(schema))
-    assert parsed.fullname == name
+    assert parsed.fullname == name  # type: ignore[attr-defined]
     # avro 1.12 keeps {"type": "long"} for logical-type longs in its canonical form (the
     # spec reduces it to "long"); compared without logical types, both agree exactly.
     stripped = avro.schema.parse(json.dumps(strip_logical_types(schema)))

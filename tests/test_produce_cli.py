@@ -51,11 +51,13 @@ def _read_run(
             msg = consumer.poll(0.5)
             if msg is None:
                 continue
-            if msg.error() is not None:
-                assert msg.error().code() == KafkaError._PARTITION_EOF, msg.error()
+            error = msg.error()
+            if error is not None:
+                assert error.code() == KafkaError._PARTITION_EOF, error
                 continue
-            if msg.key() == run_id.encode():
-                found.append((msg.topic(), codec.decode(msg.value()).value))
+            topic, value = msg.topic(), msg.value()
+            if msg.key() == run_id.encode() and topic is not None and value is not None:
+                found.append((topic, codec.decode(value).value))
     finally:
         consumer.close()
     return found

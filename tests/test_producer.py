@@ -185,8 +185,9 @@ def consume(
             if error is not None:
                 assert error.code() == KafkaError._PARTITION_EOF, error
                 continue
-            if msg.key() == run_id.encode():
-                found.append(msg.value())
+            value = msg.value()
+            if msg.key() == run_id.encode() and value is not None:
+                found.append(value)
     finally:
         consumer.close()
     return found

@@ -6,6 +6,7 @@ import re
 import time
 import uuid
 from pathlib import Path
+from typing import Any
 
 import pytest
 from confluent_kafka import Consumer, KafkaError, TopicPartition
@@ -47,18 +48,20 @@ def test_sdk_example_publishes_its_events(
 
     consumer.assign(start)
     codec = Codec()
-    arrived: list[dict[str, object]] = []
+    arrived: list[dict[str, Any]] = []
     deadline = time.monotonic() + 30
     try:
         while len(arrived) < len(types) and time.monotonic() < deadline:
             msg = consumer.poll(0.5)
             if msg is None:
                 continue
-            if msg.error() is not None:
-                assert msg.error().code() == KafkaError._PARTITION_EOF, msg.error()
+            error = msg.error()
+            if error is not None:
+                assert error.code() == KafkaError._PARTITION_EOF, error
                 continue
-            if msg.key() == run_id.encode():
-                arrived.append(codec.decode(msg.value()).value)
+            value = msg.value()
+            if msg.key() == run_id.encode() and value is not None:
+                arrived.append(codec.decode(value).value)
     finally:
         consumer.close()
     assert sorted(e["type"] for e in arrived) == sorted(t.replace("_", ".", 1) for t in types)
