@@ -219,7 +219,9 @@ def _open(target: Target) -> Client:
             ) from exc
     assert target.server_dsn is not None
     try:
-        return clickhouse_connect.get_client(dsn=target.server_dsn)
+        # Query parameters in the body, not the URL: the writer's read-back sends
+        # thousands of row ids per query.
+        return clickhouse_connect.get_client(dsn=target.server_dsn, form_encode_query_params=True)
     except DriverError as exc:
         raise ClickHouseUnavailable(
             f"cannot reach ClickHouse at {target.display}: {_one_line(exc)}"

@@ -47,6 +47,8 @@ class Table:
 
     def ddl(self, database: str) -> str:
         cols = ",\n    ".join(f"`{n}` {t}" for n, t in self.columns)
+        # Lets the writer's read-back of stored row ids skip granules without them.
+        cols += ",\n    INDEX row_id_bf row_id TYPE bloom_filter(0.01) GRANULARITY 1"
         partition = f"\nPARTITION BY {self.partition_by}" if self.partition_by else ""
         return (
             f"CREATE TABLE IF NOT EXISTS `{database}`.`{self.name}` (\n    {cols}\n)\n"
@@ -79,7 +81,7 @@ ACCOUNT_REVISIONS = Table(
         ("review", LCN),
         ("durability", LCN),
         ("changes", "Array(LowCardinality(String))"),
-        ("account", "String CODEC(ZSTD(3))"),
+        ("account", "String CODEC(ZSTD(1))"),
     ),
     ("run_id", "revision"),
     "toYYYYMM(created_at)",
@@ -256,7 +258,7 @@ DEAD_LETTERS = Table(
         ("recorded_by", LC),
         ("reason", LC),
         ("message", "String"),
-        ("raw", "String CODEC(ZSTD(3))"),
+        ("raw", "String CODEC(ZSTD(1))"),
         ("origin_topic", LCN),
         ("origin_partition", "Nullable(Int32)"),
         ("origin_offset", "Nullable(Int64)"),

@@ -265,3 +265,14 @@ def test_second_chdb_path_in_one_process_is_refused(chdb_dsn: str, tmp_path: Pat
         clickhouse.connect(f"chdb://{tmp_path}/other")
     clickhouse.close_all()
     assert clickhouse.connect(f"chdb://{tmp_path}/other").rows("SELECT 1") == [(1,)]
+
+
+def test_ids_with_quotes_backslashes_and_unicode_deduplicate(chdb_dsn: str) -> None:
+    odd = ["run-'quoted'", "run-back\\slash", "run-ünï-🚀", "run-%(x)s-{y:String}"]
+    records = [samples.account(run, 1, status="complete", minute=1) for run in odd]
+    writer = ClickHouseWriter(chdb_dsn)
+    assert writer.write(records).inserted["account_revisions"] == len(odd)
+    assert writer.write(records).rows_inserted == 0
+    assert_exactly_once(writer.conn, records)
+    stored = writer.conn.rows(f"SELECT run_id FROM {writer.conn.table('account_revisions')}")
+    assert sorted(r[0] for r in stored) == sorted(odd)
