@@ -352,8 +352,16 @@ def _reap(pid: int) -> None:
 
 def is_alive(node: RunningNode) -> bool:
     """True when the recorded PID still is that node's java process (not a reused PID)."""
-    _reap(node.pid)
-    cmdline = _cmdline(node.pid)
+    cmdline = None
+    # An exec'ing (the java launcher re-execs itself) or exiting process briefly shows
+    # an empty command line: look again for a moment before deciding.
+    for _ in range(20):
+        if _gone(node.pid):
+            return False
+        cmdline = _cmdline(node.pid)
+        if cmdline:
+            break
+        time.sleep(0.05)
     if cmdline is None or "kafka.Kafka" not in cmdline or node.config not in cmdline:
         return False
     status = Path(f"/proc/{node.pid}/status")
@@ -371,10 +379,14 @@ def _gone(pid: int) -> bool:
         os.kill(pid, 0)
     except ProcessLookupError:
         return True
+    except PermissionError:
+        return False  # exists, owned by someone else
+    if not Path("/proc/self").exists():
+        return False  # no procfs (macOS): the signal check is all there is
     try:
         status = Path(f"/proc/{pid}/status").read_text()
     except OSError:
-        return True
+        return True  # vanished between the two checks
     return re.search(r"^State:\s+Z", status, re.MULTILINE) is not None
 
 
@@ -584,7 +596,7 @@ def _wait_ready(stack: Stack, timeout: float) -> None:
     deadline = time.monotonic() + timeout
     while True:
         for node in stack.nodes:
-            if not is_alive(node):
+            if _gone(node.pid):
                 raise DevStackError(
                     f"Kafka node {node.node_id} (pid {node.pid}) exited during startup: "
                     f"{_log_tail(Path(node.log_dir))} (logs: {node.log_dir})"
