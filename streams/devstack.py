@@ -678,6 +678,8 @@ def dev() -> None:
     type=click.Choice(["1", "3"]),
     default="1",
     show_default=True,
+    envvar="OUTCOMES_DEV_BROKERS",
+    show_envvar=True,
     help="1: one broker+controller. 3: three nodes, replication 3, min.insync.replicas 2.",
 )
 @click.option(
@@ -685,6 +687,8 @@ def dev() -> None:
     type=int,
     default=DEFAULT_PORT,
     show_default=True,
+    envvar="OUTCOMES_DEV_PORT",
+    show_envvar=True,
     help="First broker port; others follow; controllers listen 100 above.",
 )
 @click.option("--heap", default=DEFAULT_HEAP, show_default=True, help="JVM -Xmx per broker.")
