@@ -167,6 +167,13 @@ def purge(
 )
 @click.option("--group-id", default="outcomes-sink", show_default=True, help="Consumer group.")
 @click.option(
+    "--topic",
+    "topics",
+    multiple=True,
+    metavar="TOPIC",
+    help="Consume only these topics (repeatable; default: the five output topics).",
+)
+@click.option(
     "--batch-rows", default=5000, show_default=True, help="Flush a partition at this many records."
 )
 @click.option(
@@ -181,6 +188,7 @@ def sink(
     dsn: str | None,
     until_idle: float | None,
     group_id: str,
+    topics: tuple[str, ...],
     batch_rows: int,
     batch_seconds: float,
 ) -> None:
@@ -195,6 +203,7 @@ def sink(
     settings = Settings.load(bootstrap=bootstrap, clickhouse=dsn)
     config = SinkConfig(
         group_id=group_id,
+        topics=topics or SinkConfig.topics,
         batch_records=batch_rows,
         batch_seconds=batch_seconds,
         until_idle=until_idle,

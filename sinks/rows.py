@@ -15,15 +15,11 @@ from typing import Any
 
 import orjson
 
-from reducers.catalog import OUTPUT_TOPICS
 from reducers.records import OutputRecord
 from sinks.exceptions import MalformedRecord, UnknownRecordKind
 
 Row = tuple[Any, ...]
 TableRows = Iterator[tuple[str, Row]]
-
-_SINK_TOPICS = frozenset(OUTPUT_TOPICS.values())
-
 
 _EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
 _MICRO = timedelta(microseconds=1)
@@ -235,10 +231,8 @@ def _claim_verdict(body: Mapping[str, Any]) -> TableRows:
     )
 
 
-def _dead_letter(body: Mapping[str, Any]) -> TableRows:
+def _dead_letter(body: Mapping[str, Any], recorded_by: str = "pipeline") -> TableRows:
     origin_topic = body["origin_topic"]
-    # A dead letter whose origin is an output topic was made by the sink itself.
-    recorded_by = "sink" if origin_topic in _SINK_TOPICS else "pipeline"
     yield (
         "dead_letters",
         (
@@ -265,6 +259,11 @@ _BUILDERS: dict[str, Callable[[Mapping[str, Any]], TableRows]] = {
     "claim_verdict": _claim_verdict,
     "dead_letter": _dead_letter,
 }
+
+
+def sink_dead_letter_rows(record: OutputRecord) -> list[tuple[str, Row]]:
+    """Rows of a dead letter the sink itself made (an output it could not decode)."""
+    return list(_dead_letter(record.body, recorded_by="sink"))
 
 
 def rows_for(record: OutputRecord) -> list[tuple[str, Row]]:

@@ -1,0 +1,318 @@
+"""`outcomes sink`: the five output topics -> ClickHouse, committing only what landed.
+
+Records are buffered per (topic, partition). A partition is flushed when it holds
+`batch_records` records or its oldest record is `batch_seconds` old; its offset is
+committed only after ClickHouse acknowledged the rows (sinks/writer.py makes the
+re-insert after a crash or rebalance a no-op). Bytes that do not decode, or decode to
+something that is not a valid output record, become `dead_letters` rows (recorded_by
+`sink`) and never stall the partition.
+"""
+
+from __future__ import annotations
+
+import logging
+import signal
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from types import FrameType
+from typing import Any
+
+from confluent_kafka import Consumer, KafkaError, KafkaException, Message, TopicPartition
+
+from reducers.catalog import OUTPUT_KINDS, OUTPUT_TOPICS
+from reducers.records import OutputRecord, dead_letter
+from sinks.exceptions import MalformedRecord, SinkError, UnknownRecordKind
+from sinks.rows import Row, rows_for, sink_dead_letter_rows
+from sinks.writer import ClickHouseWriter, WriteReport
+from streams.codec import Codec
+from streams.exceptions import SCHEMA_VIOLATION, UNDECODABLE, CodecError
+from streams.settings import Settings
+
+log = logging.getLogger(__name__)
+
+# The body field that holds each output kind's deterministic id (docs/records.md).
+ID_FIELDS: Mapping[str, str] = {
+    "account_revision": "revision_id",
+    "notification": "notification_id",
+    "provenance_row": "row_id",
+    "claim_verdict": "verdict_id",
+    "dead_letter": "dead_letter_id",
+}
+
+
+SESSION_TIMEOUT_MS = 10_000
+
+
+class KafkaFailure(SinkError):
+    """The Kafka consumer hit a fatal error (authentication, unknown group, broker gone).
+
+    Operators: check `outcomes dev status` / OUTCOMES_BOOTSTRAP and the client's ACLs;
+    nothing uncommitted was lost, so restart the sink once Kafka is healthy.
+    """
+
+
+@dataclass(frozen=True)
+class SinkConfig:
+    """How the sink consumes and batches."""
+
+    group_id: str = "outcomes-sink"
+    batch_records: int = 5000
+    batch_seconds: float = 1.0
+    until_idle: float | None = None
+    poll_seconds: float = 0.2
+    topics: tuple[str, ...] = tuple(OUTPUT_TOPICS.values())
+
+
+@dataclass
+class SinkStats:
+    """Counts for the final summary line."""
+
+    consumed: int = 0
+    dead_letters: int = 0
+    flushes: int = 0
+    commits: int = 0
+    written: WriteReport = field(default_factory=WriteReport)
+
+    def summary(self) -> str:
+        present = sum(self.written.already_present.values())
+        return (
+            f"sink: {self.consumed} records consumed, {self.written.rows_inserted} rows "
+            f"inserted, {present} already present, {self.dead_letters} undecodable "
+            f"-> dead_letters, {self.flushes} flushes, {self.commits} commits"
+        )
+
+
+@dataclass
+class _Buffer:
+    rows: dict[str, list[Row]] = field(default_factory=dict)
+    records: int = 0
+    first_at: float = 0.0
+    next_offset: int = -1
+
+    def add(self, table_rows: list[tuple[str, Row]], offset: int, now: float) -> None:
+        if self.records == 0:
+            self.first_at = now
+        for table, row in table_rows:
+            self.rows.setdefault(table, []).append(row)
+        self.records += 1
+        self.next_offset = offset + 1
+
+
+def to_output_record(codec: Codec, message: Message) -> tuple[OutputRecord, bool]:
+    """Decode one output-topic message: (record, False), or (dead letter, True) if unusable."""
+    topic, partition, offset = message.topic(), message.partition(), message.offset()
+    raw = message.value()
+
+    def letter(
+        reason: str, text: str, run_id: str | None = None, event_id: str | None = None
+    ) -> tuple[OutputRecord, bool]:
+        record = dead_letter(
+            reason=reason,
+            message=text,
+            raw=raw or b"",
+            origin_topic=topic,
+            origin_partition=partition,
+            origin_offset=offset,
+            run_id=run_id,
+            event_id=event_id,
+        )
+        return record, True
+
+    if raw is None:
+        return letter(UNDECODABLE, "empty (tombstone) message")
+    try:
+        decoded = codec.decode(raw)
+    except CodecError as exc:
+        return letter(exc.reason, exc.message, run_id=exc.run_id, event_id=exc.event_id)
+    if decoded.kind not in OUTPUT_KINDS:
+        return letter(
+            SCHEMA_VIOLATION, f"{decoded.schema_name} is not an output record (topic {topic})"
+        )
+    body = decoded.value
+    record_id = body.get(ID_FIELDS[decoded.kind]) if isinstance(body, dict) else None
+    if not isinstance(record_id, str):
+        return letter(SCHEMA_VIOLATION, f"{decoded.kind} without {ID_FIELDS[decoded.kind]}")
+    return OutputRecord(decoded.kind, str(body.get("run_id") or ""), record_id, body), False
+
+
+def table_rows(codec: Codec, message: Message) -> tuple[list[tuple[str, Row]], bool]:
+    """A message's rows, and whether the sink had to dead-letter it."""
+    record, dead_lettered = to_output_record(codec, message)
+    if dead_lettered:
+        return sink_dead_letter_rows(record), True
+    try:
+        return rows_for(record), False
+    except (MalformedRecord, UnknownRecordKind) as exc:
+        letter = dead_letter(
+            reason=SCHEMA_VIOLATION,
+            message=str(exc),
+            raw=bytes(message.value() or b""),
+            origin_topic=message.topic(),
+            origin_partition=message.partition(),
+            origin_offset=message.offset(),
+            run_id=record.key or None,
+        )
+        return sink_dead_letter_rows(letter), True
+
+
+class Sink:
+    """One consumer-group member moving output records into ClickHouse."""
+
+    def __init__(
+        self,
+        settings: Settings,
+        config: SinkConfig,
+        *,
+        writer: ClickHouseWriter | None = None,
+        codec: Codec | None = None,
+    ) -> None:
+        self.config = config
+        self.writer = writer or ClickHouseWriter(settings.clickhouse_dsn)
+        self.codec = codec or Codec(settings)
+        self.stats = SinkStats()
+        self._stop = False
+        self._last_input = 0.0
+        self._buffers: dict[tuple[str, int], _Buffer] = {}
+        conf: dict[str, Any] = {
+            **settings.kafka_config(),
+            "group.id": config.group_id,
+            "enable.auto.commit": False,
+            "enable.auto.offset.store": False,
+            "auto.offset.reset": "earliest",
+            "partition.assignment.strategy": "cooperative-sticky",
+            # A sink killed without leaving the group holds its partitions until this
+            # expires; 10 s (not librdkafka's 45 s) lets a restarted sink resume soon.
+            "session.timeout.ms": str(SESSION_TIMEOUT_MS),
+        }
+        self.consumer = Consumer(conf, logger=log)
+
+    def stop(self) -> None:
+        """Ask the loop to finish the current batch, commit and exit."""
+        self._stop = True
+
+    def run(self) -> SinkStats:
+        """Consume until stopped or idle for `until_idle` seconds; always flush on exit."""
+        self.consumer.subscribe(
+            list(self.config.topics),
+            on_assign=self._on_assign,
+            on_revoke=self._on_revoke,
+            on_lost=self._on_lost,
+        )
+        # Idle time counts from the last input or assignment. Before the first
+        # assignment, allow for a dead predecessor's session to expire as well.
+        self._last_input = time.monotonic() + SESSION_TIMEOUT_MS / 1000
+        try:
+            while not self._stop:
+                messages = self.consumer.consume(
+                    num_messages=1000, timeout=self.config.poll_seconds
+                )
+                now = time.monotonic()
+                for message in messages:
+                    if self._accept(message, now):
+                        self._last_input = now
+                self._flush(due_only=True)
+                idle = self.config.until_idle
+                if idle is not None and not messages and now - self._last_input >= idle:
+                    log.info("no input for %.1fs: exiting", idle)
+                    break
+            self._flush(due_only=False)
+        finally:
+            self.consumer.close()
+        return self.stats
+
+    def _accept(self, message: Message, now: float) -> bool:
+        error = message.error()
+        if error is not None:
+            if error.code() == KafkaError._PARTITION_EOF:
+                return False
+            if error.fatal():
+                raise KafkaFailure(f"Kafka consumer failed: {error.str()}")
+            log.warning("Kafka consumer error (retrying): %s", error.str())
+            return False
+        rows, dead_lettered = table_rows(self.codec, message)
+        if dead_lettered:
+            self.stats.dead_letters += 1
+            log.warning(
+                "undecodable record %s:%s:%s -> dead_letters",
+                message.topic(),
+                message.partition(),
+                message.offset(),
+            )
+        topic, partition, offset = message.topic(), message.partition(), message.offset()
+        assert topic is not None and partition is not None and offset is not None
+        self._buffers.setdefault((topic, partition), _Buffer()).add(rows, offset, now)
+        self.stats.consumed += 1
+        return True
+
+    def _flush(self, *, due_only: bool, only: set[tuple[str, int]] | None = None) -> None:
+        now = time.monotonic()
+        due = [
+            key
+            for key, buf in self._buffers.items()
+            if buf.records
+            and (only is None or key in only)
+            and (
+                not due_only
+                or buf.records >= self.config.batch_records
+                or now - buf.first_at >= self.config.batch_seconds
+            )
+        ]
+        if not due:
+            return
+        combined: dict[str, list[Row]] = {}
+        for key in due:
+            for table, rows in self._buffers[key].rows.items():
+                combined.setdefault(table, []).extend(rows)
+        # Raises after its retries: then nothing is committed and a restart redoes it.
+        report = self.writer.write_rows(combined)
+        self.stats.written.add(report)
+        self.stats.flushes += 1
+        offsets = [TopicPartition(t, p, self._buffers[(t, p)].next_offset) for t, p in due]
+        for key in due:
+            del self._buffers[key]
+        try:
+            self.consumer.commit(offsets=offsets, asynchronous=False)
+            self.stats.commits += 1
+            log.info(
+                "flushed %d partition(s): %d rows stored; offsets committed",
+                len(due),
+                sum(report.inserted.values()),
+            )
+        except KafkaException as exc:
+            # The rows are stored; the next owner re-reads them and the writer drops them.
+            log.warning("offset commit failed (%s); records will be re-read, not duplicated", exc)
+
+    def _on_assign(self, consumer: Consumer, partitions: list[TopicPartition]) -> None:
+        self._last_input = max(self._last_input, time.monotonic())
+
+    def _on_revoke(self, consumer: Consumer, partitions: list[TopicPartition]) -> None:
+        revoked = {(tp.topic, tp.partition) for tp in partitions}
+        self._flush(due_only=False, only=revoked)
+
+    def _on_lost(self, consumer: Consumer, partitions: list[TopicPartition]) -> None:
+        for tp in partitions:
+            dropped = self._buffers.pop((tp.topic, tp.partition), None)
+            if dropped is not None and dropped.records:
+                log.warning(
+                    "partition %s:%s lost: %d buffered records will be re-read by its new owner",
+                    tp.topic,
+                    tp.partition,
+                    dropped.records,
+                )
+
+
+def run_sink(settings: Settings, config: SinkConfig) -> SinkStats:
+    """Run the sink in this process with SIGTERM/SIGINT meaning "finish and exit"."""
+    sink = Sink(settings, config)
+
+    def _graceful(signum: int, frame: FrameType | None) -> None:
+        log.info("signal %d: finishing the current batch", signum)
+        sink.stop()
+
+    previous = {s: signal.signal(s, _graceful) for s in (signal.SIGTERM, signal.SIGINT)}
+    try:
+        return sink.run()
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)

@@ -1,0 +1,260 @@
+"""`outcomes sink` against the real Kafka broker and chDB: exactly once, never stalled.
+
+Each test produces Avro output records to its own topics and counts, per key, the
+rows that land, reading WITHOUT FINAL so that any physical duplicate would show.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+import uuid
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import IO
+
+import pytest
+from confluent_kafka import Producer
+
+from reducers.catalog import EVENT_TOPICS
+from reducers.records import OutputRecord
+from sinks import clickhouse, samples, schema
+from sinks.consumer import Sink, SinkConfig
+from sinks.rows import rows_for
+from streams.codec import Codec
+from streams.settings import Settings
+
+pytestmark = [pytest.mark.clickhouse, pytest.mark.slow]
+ROOT = Path(__file__).resolve().parent.parent
+OUTCOMES = str(Path(sys.executable).parent / "outcomes")
+
+
+@pytest.fixture
+def chdb_dsn(tmp_path: Path) -> Iterator[str]:
+    clickhouse.close_all()
+    yield f"chdb://{tmp_path}/chdb"
+    clickhouse.close_all()
+
+
+def produce(config: dict[str, str], topic: str, values: list[tuple[str, bytes]]) -> None:
+    producer = Producer({**config, "linger.ms": "20", "enable.idempotence": "true"})
+    for key, value in values:
+        producer.produce(topic, key=key.encode(), value=value)
+        producer.poll(0)
+    assert producer.flush(30) == 0
+
+
+def expected_counts(records: list[OutputRecord]) -> dict[str, int]:
+    ids: dict[str, set[str]] = {}
+    for record in records:
+        for table, row in rows_for(record):
+            names = schema.TABLES_BY_NAME[table].column_names
+            ids.setdefault(table, set()).add(row[names.index("row_id")])
+    return {t: len(v) for t, v in ids.items()}
+
+
+def physical(conn: clickhouse.Connection, table: str) -> tuple[int, int]:
+    row = conn.rows(f"SELECT count(), uniqExact(row_id) FROM {conn.table(table)}")[0]
+    return int(row[0]), int(row[1])
+
+
+def assert_exactly_once(dsn: str, records: list[OutputRecord], extra_dead: int = 0) -> None:
+    conn = clickhouse.connect(dsn)
+    want = expected_counts(records)
+    want["dead_letters"] = want.get("dead_letters", 0) + extra_dead
+    for table in schema.DATA_TABLES:
+        rows, distinct = physical(conn, table.name)
+        assert rows == distinct == want.get(table.name, 0), (table.name, rows, distinct)
+
+
+def test_sink_lands_everything_once_and_dead_letters_garbage(
+    kafka_settings: Settings,
+    kafka_config: dict[str, str],
+    kafka_topic: Callable[..., str],
+    chdb_dsn: str,
+) -> None:
+    codec = Codec(kafka_settings)
+    records = samples.sample_records()
+    topic = kafka_topic("out", partitions=3)
+    encoded = [(r.key, codec.encode_output(r)) for r in records]
+    an_input_event = codec.encode_event(
+        {
+            "event_id": "e-1",
+            "run_id": "run-x",
+            "type": "run.started",
+            "occurred_at": "2026-11-30T10:00:00.000000Z",
+            "source": "t",
+            "agent": "a",
+            "requested_by": "u",
+        }
+    )
+    assert "run.started" in EVENT_TOPICS
+    # Every record twice (a redelivering producer), plus two records that cannot land.
+    produce(
+        kafka_config,
+        topic,
+        encoded + encoded + [("junk", b"\x00garbage"), ("run-x", an_input_event)],
+    )
+
+    settings = Settings.load(bootstrap=kafka_settings.bootstrap, clickhouse=chdb_dsn)
+    group = f"test-sink-{uuid.uuid4().hex[:8]}"
+    config = SinkConfig(group_id=group, topics=(topic,), until_idle=4.0, batch_seconds=0.3)
+    stats = Sink(settings, config).run()
+    assert stats.consumed == 2 * len(records) + 2
+    assert stats.dead_letters == 2
+    assert_exactly_once(chdb_dsn, records, extra_dead=2)
+    conn = clickhouse.connect(chdb_dsn)
+    letters = conn.rows(
+        f"SELECT reason, origin_topic FROM {conn.table('dead_letters')} "
+        "WHERE recorded_by = 'sink' ORDER BY reason"
+    )
+    assert [r[1] for r in letters] == [topic, topic]
+    assert {r[0] for r in letters} <= {"undecodable", "unknown_schema", "schema_violation"}
+
+    # Offsets were committed: the same group finds nothing new.
+    again = Sink(settings, config).run()
+    assert again.consumed == 0
+
+
+def _start_sink(dsn: str, bootstrap: str, topic: str, group: str) -> subprocess.Popen[str]:
+    return subprocess.Popen(
+        [
+            OUTCOMES,
+            "sink",
+            "--bootstrap",
+            bootstrap,
+            "--clickhouse",
+            dsn,
+            "--topic",
+            topic,
+            "--group-id",
+            group,
+            "--batch-rows",
+            "150",
+            "--batch-seconds",
+            "0.2",
+            "--until-idle",
+            "5",
+        ],
+        cwd=ROOT,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+
+
+def _wait_for_commit(stream: IO[str] | None, timeout: float = 60.0) -> None:
+    assert stream is not None
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        line = stream.readline()
+        if not line:
+            break
+        if "offsets committed" in line:
+            return
+    pytest.fail("the sink committed nothing")
+
+
+def _many_records(count: int) -> list[OutputRecord]:
+    run = uuid.uuid4().hex[:6]
+    return [
+        samples.account(
+            f"{run}-{i:05d}",
+            1 + i % 2,
+            status="complete",
+            minute=i % 60,
+            padding=15,
+            predicates=[samples.predicate("check:unit", "satisfied", "passing", "e")],
+        )
+        for i in range(count)
+    ]
+
+
+def summary(err: str) -> dict[str, int]:
+    """The counts of the sink's final summary line."""
+    match = re.search(
+        r"sink: (\d+) records consumed, (\d+) rows inserted, (\d+) already present", err
+    )
+    assert match, err
+    consumed, inserted, present = (int(g) for g in match.groups())
+    return {"consumed": consumed, "inserted": inserted, "present": present}
+
+
+def test_sink_killed_mid_batch_restarts_and_a_second_group_replays_without_duplicates(
+    kafka_settings: Settings,
+    kafka_config: dict[str, str],
+    kafka_topic: Callable[..., str],
+    chdb_dsn: str,
+) -> None:
+    codec = Codec(kafka_settings)
+    records = _many_records(4000)
+    topic = kafka_topic("out", partitions=3)
+    produce(kafka_config, topic, [(r.key, codec.encode_output(r)) for r in records])
+    group = f"test-sink-{uuid.uuid4().hex[:8]}"
+    clickhouse.close_all()  # the sink processes own the chDB path
+
+    first = _start_sink(chdb_dsn, kafka_settings.bootstrap, topic, group)
+    _wait_for_commit(first.stderr)
+    time.sleep(0.3)
+    os.kill(first.pid, signal.SIGKILL)
+    first.wait(timeout=30)
+    assert first.returncode == -signal.SIGKILL
+    conn = clickhouse.connect(chdb_dsn)
+    stored = physical(conn, "account_revisions")[0]
+    assert 0 < stored < len(records), "the kill should land mid-stream"
+    clickhouse.close_all()
+
+    # The restart waits for the killed member's session to expire, then resumes at the
+    # committed offsets: what the killed sink stored past them is found, not re-added.
+    restarted = _start_sink(chdb_dsn, kafka_settings.bootstrap, topic, group)
+    _, err = restarted.communicate(timeout=180)
+    assert restarted.returncode == 0, err
+    after_restart = summary(err)
+    assert after_restart["consumed"] > 0
+    assert_exactly_once(chdb_dsn, records)
+    clickhouse.close_all()
+
+    other_group = _start_sink(chdb_dsn, kafka_settings.bootstrap, topic, group + "-replay")
+    _, err = other_group.communicate(timeout=180)
+    assert other_group.returncode == 0, err
+    replay = summary(err)
+    assert replay["consumed"] == len(records)
+    assert replay["inserted"] == 0 and replay["present"] == 2 * len(records)
+    assert_exactly_once(chdb_dsn, records)
+
+
+def test_sigterm_finishes_the_batch_commits_and_exits_cleanly(
+    kafka_settings: Settings,
+    kafka_config: dict[str, str],
+    kafka_topic: Callable[..., str],
+    chdb_dsn: str,
+) -> None:
+    codec = Codec(kafka_settings)
+    records = _many_records(4000)
+    topic = kafka_topic("out", partitions=2)
+    produce(kafka_config, topic, [(r.key, codec.encode_output(r)) for r in records])
+    group = f"test-sink-{uuid.uuid4().hex[:8]}"
+    clickhouse.close_all()
+
+    sink = _start_sink(chdb_dsn, kafka_settings.bootstrap, topic, group)
+    _wait_for_commit(sink.stderr)
+    sink.send_signal(signal.SIGTERM)
+    _, err = sink.communicate(timeout=60)
+    assert sink.returncode == 0, err
+    assert "finishing the current batch" in err
+    first = summary(err)
+    # Everything consumed before SIGTERM was stored: no batch was abandoned.
+    conn = clickhouse.connect(chdb_dsn)
+    assert physical(conn, "account_revisions")[0] == first["consumed"] < len(records)
+    clickhouse.close_all()
+
+    # ... and committed: the same group resumes exactly after it.
+    rest = _start_sink(chdb_dsn, kafka_settings.bootstrap, topic, group)
+    _, err = rest.communicate(timeout=180)
+    assert rest.returncode == 0, err
+    assert summary(err)["consumed"] == len(records) - first["consumed"]
+    assert summary(err)["present"] == 0
+    assert_exactly_once(chdb_dsn, records)
