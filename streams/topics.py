@@ -32,6 +32,8 @@ FRAMING_BYTES: Final = 64 * KiB
 """Headroom over the event limit for the Kafka key (run_id), headers and batch framing."""
 
 Role = Literal["input", "output", "internal"]
+KafkaConf = Mapping[str, str | int | float | bool]
+"""Client properties as confluent-kafka takes them (`Settings.kafka_config()` fits)."""
 
 
 class TopicsError(OutcomesError):
@@ -165,7 +167,7 @@ class EnsureReport:
         return bool(self.created or self.fixed)
 
 
-def _admin(conf: Mapping[str, str]) -> Any:
+def _admin(conf: KafkaConf) -> Any:
     from confluent_kafka.admin import AdminClient
 
     return AdminClient(dict(conf))
@@ -224,7 +226,7 @@ def _await_configs(admin: Any, name: str, wanted: Mapping[str, str], timeout: fl
 
 
 def ensure_topics(
-    kafka_conf: Mapping[str, str],
+    kafka_conf: KafkaConf,
     table: Sequence[TopicSpec] = TOPICS,
     *,
     fix_config: bool = False,

@@ -20,6 +20,9 @@ import pytest
 from streams.devstack import cluster_brokers, read_stack
 from streams.settings import Settings
 
+KafkaConfig = dict[str, str | int | float | bool]
+"""confluent-kafka client properties, typed as its constructors take them."""
+
 
 def in_ci() -> bool:
     """True when running under CI (`CI=true`), where a missing service is a failure."""
@@ -76,9 +79,9 @@ def kafka_settings(kafka_bootstrap: str) -> Settings:
 
 
 @pytest.fixture(scope="session")
-def kafka_config(kafka_settings: Settings) -> dict[str, str]:
-    """confluent-kafka client properties for the test broker."""
-    return kafka_settings.kafka_config()
+def kafka_config(kafka_settings: Settings) -> KafkaConfig:
+    """confluent-kafka client properties for the test broker (copy before changing)."""
+    return dict(kafka_settings.kafka_config())
 
 
 @pytest.fixture
@@ -99,7 +102,7 @@ def unique_topic(request: pytest.FixtureRequest) -> Callable[[str], str]:
 
 @pytest.fixture
 def kafka_topic(
-    kafka_config: dict[str, str], unique_topic: Callable[[str], str]
+    kafka_config: KafkaConfig, unique_topic: Callable[[str], str]
 ) -> Iterator[Callable[..., str]]:
     """Factory creating real topics with unique names; they are deleted after the test.
 

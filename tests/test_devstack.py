@@ -244,7 +244,7 @@ def test_three_brokers_replicate_with_min_insync_two(private_state: Settings) ->
     layout = Layout(3, _free_base_port(3))
     up(private_state, layout, echo=lambda _m: None)
     assert cluster_brokers(layout.bootstrap) == 3
-    conf = {"bootstrap.servers": layout.bootstrap}
+    conf: dict[str, str | int | float | bool] = {"bootstrap.servers": layout.bootstrap}
     table = TOPICS[:1]
     report = ensure_topics(conf, table)
     assert report.brokers == 3 and report.created == [table[0].name]

@@ -21,7 +21,12 @@ pytestmark = pytest.mark.kafka
 
 
 def _consume_all(
-    conf: dict[str, str], topic: str, expected: int, *, timeout: float = 30.0, **extra: str
+    conf: dict[str, str | int | float | bool],
+    topic: str,
+    expected: int,
+    *,
+    timeout: float = 30.0,
+    isolation: str = "read_uncommitted",
 ) -> list[Message]:
     """Read `topic` from the beginning until `expected` records arrived (or time ran out)."""
     consumer = Consumer(
@@ -30,7 +35,7 @@ def _consume_all(
             "group.id": f"{topic}.reader.{time.monotonic_ns()}",
             "auto.offset.reset": "earliest",
             "enable.auto.commit": "false",
-            **extra,
+            "isolation.level": isolation,
         }
     )
     consumer.subscribe([topic])
@@ -41,17 +46,18 @@ def _consume_all(
             msg = consumer.poll(0.5)
             if msg is None:
                 continue
-            if msg.error() is not None:
-                if msg.error().code() == KafkaError._PARTITION_EOF:
+            error = msg.error()
+            if error is not None:
+                if error.code() == KafkaError._PARTITION_EOF:
                     continue
-                raise AssertionError(f"consumer error: {msg.error()}")
+                raise AssertionError(f"consumer error: {error}")
             records.append(msg)
     finally:
         consumer.close()
     return records
 
 
-def test_broker_is_kraft_apache_kafka_4(kafka_config: dict[str, str]) -> None:
+def test_broker_is_kraft_apache_kafka_4(kafka_config: dict[str, str | int | float | bool]) -> None:
     """The broker runs in KRaft mode (no ZooKeeper): Kafka 4's only mode."""
     admin = AdminClient(kafka_config)
     metadata = admin.list_topics(timeout=10)
@@ -64,7 +70,7 @@ def test_broker_is_kraft_apache_kafka_4(kafka_config: dict[str, str]) -> None:
 
 
 def test_confluent_kafka_produce_consume_keeps_per_run_order(
-    kafka_config: dict[str, str], kafka_topic: Callable[..., str]
+    kafka_config: dict[str, str | int | float | bool], kafka_topic: Callable[..., str]
 ) -> None:
     """Records with the same key (run_id) land on one partition, in produced order."""
     topic = kafka_topic("events", partitions=3)
@@ -80,11 +86,12 @@ def test_confluent_kafka_produce_consume_keeps_per_run_order(
     by_run: dict[str, list[int]] = {}
     partitions: dict[str, set[int]] = {}
     for msg in records:
-        key = msg.key().decode()
-        run, seq = msg.value().decode().split(":")
-        assert run == key
-        by_run.setdefault(run, []).append(int(seq))
-        partitions.setdefault(run, set()).add(msg.partition())
+        key, value, partition = msg.key(), msg.value(), msg.partition()
+        assert key is not None and value is not None and partition is not None
+        run_id, seq_text = value.decode().split(":")
+        assert run_id == key.decode()
+        by_run.setdefault(run_id, []).append(int(seq_text))
+        partitions.setdefault(run_id, set()).add(partition)
     assert by_run == {run: list(range(20)) for run in runs}
     assert all(len(p) == 1 for p in partitions.values())
 
@@ -126,7 +133,7 @@ def test_aiokafka_produce_consume(
 
 
 def test_transactions_commit_visible_abort_invisible(
-    kafka_config: dict[str, str], kafka_topic: Callable[..., str]
+    kafka_config: dict[str, str | int | float | bool], kafka_topic: Callable[..., str]
 ) -> None:
     """read_committed sees committed records only; the aborted ones did reach the log."""
     topic = kafka_topic("tx", partitions=1)
@@ -147,9 +154,9 @@ def test_transactions_commit_visible_abort_invisible(
     write(["a1", "a2"], commit=False)
     write(["c3"], commit=True)
 
-    committed = _consume_all(kafka_config, topic, 3, **{"isolation.level": "read_committed"})
+    committed = _consume_all(kafka_config, topic, 3, isolation="read_committed")
     assert [m.value() for m in committed] == [b"c1", b"c2", b"c3"]
-    everything = _consume_all(kafka_config, topic, 5, **{"isolation.level": "read_uncommitted"})
+    everything = _consume_all(kafka_config, topic, 5, isolation="read_uncommitted")
     assert [m.value() for m in everything] == [b"c1", b"c2", b"a1", b"a2", b"c3"]
 
 
@@ -167,7 +174,9 @@ def _poll_until(consumers: list[Consumer], done: Callable[[], bool], timeout: fl
 
 @pytest.mark.parametrize("protocol", ["classic", "consumer"])
 def test_consumer_group_rebalance(
-    kafka_config: dict[str, str], kafka_topic: Callable[..., str], protocol: str
+    kafka_config: dict[str, str | int | float | bool],
+    kafka_topic: Callable[..., str],
+    protocol: str,
 ) -> None:
     """Two members split the partitions; when one leaves, the other takes them all.
 
@@ -208,7 +217,7 @@ def test_consumer_group_rebalance(
 
 
 def test_committed_offsets_survive_a_new_consumer(
-    kafka_config: dict[str, str], kafka_topic: Callable[..., str]
+    kafka_config: dict[str, str | int | float | bool], kafka_topic: Callable[..., str]
 ) -> None:
     """A group resumes after its committed offset: the basis of exactly-once resumption."""
     topic = kafka_topic("resume", partitions=1)
@@ -224,7 +233,7 @@ def test_committed_offsets_survive_a_new_consumer(
     }
     first = Consumer(conf)
     first.subscribe([topic])
-    seen: list[bytes] = []
+    seen: list[bytes | None] = []
     deadline = time.monotonic() + 30
     while len(seen) < 3 and time.monotonic() < deadline:
         msg = first.poll(0.5)
@@ -239,7 +248,7 @@ def test_committed_offsets_survive_a_new_consumer(
     committed = second.committed([TopicPartition(topic, 0)], timeout=10)
     assert committed[0].offset == 3
     second.subscribe([topic])
-    rest: list[bytes] = []
+    rest: list[bytes | None] = []
     deadline = time.monotonic() + 30
     while len(rest) < 3 and time.monotonic() < deadline:
         msg = second.poll(0.5)

@@ -77,7 +77,7 @@ def test_replication_and_min_insync_follow_broker_count() -> None:
 
 @pytest.fixture
 def scratch_table(
-    unique_topic: Callable[[str], str], kafka_config: dict[str, str]
+    unique_topic: Callable[[str], str], kafka_config: dict[str, str | int | float | bool]
 ) -> Iterator[tuple[TopicSpec, ...]]:
     """The real table's shapes under unique names; its topics are deleted afterwards."""
     table = tuple(
@@ -94,7 +94,7 @@ def scratch_table(
 
 
 def test_ensure_creates_then_changes_nothing(
-    kafka_config: dict[str, str], scratch_table: tuple[TopicSpec, ...]
+    kafka_config: dict[str, str | int | float | bool], scratch_table: tuple[TopicSpec, ...]
 ) -> None:
     first = ensure_topics(kafka_config, scratch_table)
     assert first.created == [s.name for s in scratch_table]
@@ -112,7 +112,7 @@ def test_ensure_creates_then_changes_nothing(
 
 
 def test_ensure_reports_config_drift_and_fixes_it_on_request(
-    kafka_config: dict[str, str], scratch_table: tuple[TopicSpec, ...]
+    kafka_config: dict[str, str | int | float | bool], scratch_table: tuple[TopicSpec, ...]
 ) -> None:
     ensure_topics(kafka_config, scratch_table)
     victim = scratch_table[0]
@@ -140,7 +140,7 @@ def test_ensure_reports_config_drift_and_fixes_it_on_request(
 
 
 def test_ensure_reports_partition_drift_and_never_repartitions(
-    kafka_config: dict[str, str], scratch_table: tuple[TopicSpec, ...]
+    kafka_config: dict[str, str | int | float | bool], scratch_table: tuple[TopicSpec, ...]
 ) -> None:
     ensure_topics(kafka_config, scratch_table)
     victim = scratch_table[1]
@@ -165,7 +165,7 @@ def test_ensure_reports_partition_drift_and_never_repartitions(
 
 
 def test_input_topic_takes_an_event_at_the_limit_and_refuses_far_larger(
-    kafka_config: dict[str, str], scratch_table: tuple[TopicSpec, ...]
+    kafka_config: dict[str, str | int | float | bool], scratch_table: tuple[TopicSpec, ...]
 ) -> None:
     """A 1 MiB event fits an input topic; 2 MiB is refused by the broker, not the client."""
     ensure_topics(kafka_config, scratch_table)
@@ -206,7 +206,7 @@ def test_cli_ensure_without_broker_is_one_clear_error() -> None:
 
 
 def test_unknown_topic_is_not_auto_created(
-    kafka_config: dict[str, str], unique_topic: Callable[[str], str]
+    kafka_config: dict[str, str | int | float | bool], unique_topic: Callable[[str], str]
 ) -> None:
     """Only `topics ensure` makes topics: a typo fails instead of creating a stray topic."""
     name = unique_topic("typo")
