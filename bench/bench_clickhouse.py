@@ -19,7 +19,7 @@ import time
 from pathlib import Path
 
 from reducers.records import OutputRecord
-from sinks import clickhouse, samples
+from sinks import clickhouse, samples, schema
 from sinks.rows import Row, rows_for
 from sinks.writer import ClickHouseWriter
 
@@ -93,6 +93,19 @@ def main() -> None:
             )
         best = max(results, key=lambda b: results[b])
         print(f"best batch size: {best:,} ({results[best]:,.0f} rows/s; target >= 50,000)")
+
+        # The same rows and batch size with the plain insert only (no read-back, no
+        # token): what the exactly-once read-back costs.
+        conn = ClickHouseWriter(f"{base}?database=bench_plain").conn
+        cols = schema.ACCOUNT_REVISIONS.column_names
+        start = time.perf_counter()
+        for i in range(0, len(account_rows), best):
+            conn.insert("account_revisions", account_rows[i : i + best], cols)
+        plain = len(account_rows) / (time.perf_counter() - start)
+        print(
+            f"insert only, batch {best:,}: {plain:,.0f} rows/s (read-back share of the cost: "
+            f"{max(0.0, 1 - results[best] / plain):.0%})"
+        )
 
         writer = ClickHouseWriter(f"{base}?database=bench_records")
         start = time.perf_counter()
