@@ -1,0 +1,838 @@
+"""The deterministic claim checker (SPEC section 6): narrative text against an account.
+
+`check_narrative` finds present-tense completion, verification, effect and persistence
+claims in a narrative's text, judges each against the account revision the narrative
+names (`supported`, `contradicted` or `unverifiable`), then lists the account's
+obligations the text never addresses (`omitted`). Rules are small regex phrase tables,
+not a model: the same text and account always give the same verdicts. docs/claims.md
+states the rules and their limits.
+
+A claim phrase is *not* a present assertion, and gets no verdict, when it is quoted,
+in a question, negated, hypothetical (conditional, modal, future) or in a clause that
+describes a failure or an earlier time. Scoping is by sentence and clause (split on
+punctuation and conjunctions): "I couldn't confirm that it was saved" is one negated
+clause, while "the first save failed, but it is saved now" asserts "it is saved".
+"""
+
+from __future__ import annotations
+
+import re
+from bisect import bisect_right
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from itertools import pairwise
+from typing import Any, Literal
+
+from reducers.events import NarrativeSubmitted
+from reducers.records import OutputRecord
+
+ClaimKind = Literal["completion", "verification", "effect", "persistence"]
+Verdict = Literal["supported", "contradicted", "omitted", "unverifiable"]
+Blocker = Literal["quoted", "question", "negated", "hypothetical", "past_failure", "past"]
+Account = Mapping[str, Any]
+
+_FLAGS = re.IGNORECASE
+_APOS = "['\u2019]"  # straight and curly apostrophe
+# "I", "we", "I've", "we have just"...: the subject of a first-person claim.
+_WE = rf"\b(?:I|we)(?:\s+have|{_APOS}ve)?\s+(?:just\s+|also\s+|now\s+|successfully\s+)?"
+# A form of "to be" with its leading space, or a contracted "'s".
+_BE = rf"(?:\s+(?:is|are|was|were|has\s+been|have\s+been|got)|{_APOS}s(?:\s+been)?)"
+
+
+@dataclass(frozen=True, slots=True)
+class Phrase:
+    """One row of a phrase table: the claim kind, a name, an example and the pattern.
+
+    `kind` None marks a neutral phrase that masks the claim words inside it ("what I've
+    done" is not a completion claim). `none` marks an effect claim that nothing happened.
+    """
+
+    kind: ClaimKind | None
+    name: str
+    example: str
+    pattern: re.Pattern[str]
+    none: bool = False
+
+
+def _phrase(
+    kind: ClaimKind | None, name: str, example: str, regex: str, *, none: bool = False
+) -> Phrase:
+    return Phrase(kind, name, example, re.compile(regex, _FLAGS), none)
+
+
+# The phrase tables. Where matches overlap, the longest wins (ties: table order), so a
+# specific phrase ("the draft was created") beats a generic word inside it ("created").
+PHRASES: tuple[Phrase, ...] = (
+    # -- completion ------------------------------------------------------------------------
+    _phrase(
+        "completion",
+        "task_complete",
+        "the task is complete",
+        r"\b(?:the\s+)?(?:task|work|job|request|change|changes|implementation|migration|fix)"
+        rf"{_BE}\s+(?:now\s+|fully\s+|all\s+)?(?:complete|completed|done|finished)\b",
+    ),
+    _phrase(
+        "completion",
+        "everything_ready",
+        "everything is ready",
+        rf"\b(?:everything|it|all|that)(?:\s+is|{_APOS}s)\s+(?:now\s+|all\s+)?"
+        r"(?:ready|in\s+place)\b",
+    ),
+    _phrase(
+        "completion",
+        "issue_fixed",
+        "the issue is fixed",
+        r"\b(?:the\s+)?(?:issue|bug|problem|error|regression|failure)"
+        rf"{_BE}\s+(?:now\s+)?(?:fixed|resolved|solved)\b",
+    ),
+    _phrase(
+        "completion",
+        "i_fixed",
+        "I fixed the bug",
+        rf"{_WE}(?:fixed|resolved)\s+(?:the|this|that|it|all)\b",
+    ),
+    _phrase("completion", "all_set", "all set", r"\ball\s+set\b"),
+    _phrase("completion", "done", "done", r"\b(?:all\s+)?done\b"),
+    _phrase("completion", "finished", "finished", r"\bfinished\b"),
+    _phrase("completion", "completed", "completed", r"\bcompleted\b"),
+    _phrase(
+        "completion",
+        "complete",
+        "task complete",
+        rf"(?:\b(?:is|are|now|fully|task|work)\s+|{_APOS}s\s+)complete\b",
+    ),
+    _phrase(
+        None,
+        "what_was_done",
+        "what I've done",
+        rf"\bwhat\s+(?:I|we)(?:\s+have|{_APOS}ve)?\s+(?:done|finished|completed)\b",
+    ),
+    _phrase(
+        None,
+        "partly_done",
+        "partially complete",
+        r"\b(?:partially|partly|half|mostly|almost|nearly)\s+(?:done|complete|completed|finished)\b",
+    ),
+    # -- verification ----------------------------------------------------------------------
+    _phrase(
+        "verification",
+        "all_tests_pass",
+        "all tests pass",
+        r"\ball\s+(?:of\s+)?(?:the\s+)?(?:[\w-]+\s+)?(?:tests?|checks?)\s+(?:now\s+)?"
+        r"(?:pass|passes|passed|succeed|succeeded|are\s+passing|are\s+green)\b",
+    ),
+    _phrase(
+        "verification",
+        "tests_pass",
+        "the unit tests pass",
+        r"\b(?:the\s+)?(?:[\w-]+\s+)?(?:tests?|checks?|suite)\s+(?:now\s+)?(?:pass|passes|passed)\b",
+    ),
+    _phrase(
+        "verification",
+        "tests_passing",
+        "tests are passing",
+        r"\b(?:the\s+)?(?:[\w-]+\s+)?(?:tests?|checks?|suite|CI|build)"
+        rf"(?:\s+is|\s+are|{_APOS}s)\s+(?:now\s+|all\s+)?(?:passing|green)\b",
+    ),
+    _phrase("verification", "all_green", "all green", r"\ball\s+green\b"),
+    _phrase("verification", "verified", "verified", r"\b(?:re-?)?verified\b"),
+    # -- effect ----------------------------------------------------------------------------
+    _phrase(
+        "effect",
+        "i_sent",
+        "I published",
+        rf"{_WE}(?:published|posted|sent|emailed|notified|uploaded|submitted"
+        r"|delivered|deployed|released|shared)\b",
+    ),
+    _phrase(
+        "effect",
+        "i_created",
+        "I created the draft",
+        rf"{_WE}(?:created|opened|drafted)\s+(?:the|a|an|your)\s+(?:[\w-]+\s+)?"
+        r"(?:draft|email|message|post|pull\s+request|PR)\b",
+    ),
+    _phrase(
+        "effect",
+        "was_sent",
+        "the draft was created",
+        r"\b(?:the|a|an|your|my)\s+(?:[\w-]+\s+){0,2}(?:draft|email|message|notification|post"
+        r"|article|release|upload|pull\s+request|PR|comment|ticket)"
+        rf"(?:{_BE})?\s+(?:now\s+|successfully\s+)?(?:created|sent|published|posted"
+        r"|uploaded|delivered|submitted|opened|filed|completed|succeeded|went\s+through)\b",
+    ),
+    _phrase(
+        "effect",
+        "no_external_changes",
+        "no external changes were made",
+        r"\bno\s+(?:external\s+(?:changes|effects|actions|writes)|side[-\s]effects)"
+        r"(?:\s+(?:were|was|have\s+been|has\s+been)\s+(?:made|performed|taken|applied|caused))?\b",
+        none=True,
+    ),
+    _phrase(
+        "effect",
+        "made_no_changes",
+        "I made no external changes",
+        rf"\b(?:I|we)(?:\s+have|{_APOS}ve)?\s+(?:made|caused|performed)\s+no\s+external"
+        r"\s+(?:changes|effects|actions)\b",
+        none=True,
+    ),
+    _phrase(
+        "effect",
+        "nothing_sent",
+        "nothing was sent",
+        r"\bnothing\s+(?:external\s+)?(?:was|has\s+been)\s+(?:sent|published|posted|uploaded)\b",
+        none=True,
+    ),
+    # -- persistence -----------------------------------------------------------------------
+    _phrase(
+        "persistence",
+        "i_saved",
+        "I saved it",
+        rf"{_WE}(?:saved|stored|persisted)\b",
+    ),
+    _phrase(
+        "persistence",
+        "is_saved",
+        "it was saved",
+        r"\b(?:it|that|this|they|everything|all|the\s+(?:[\w-]+\s+)?(?:file|files|changes|data"
+        r"|record|records|document|note|notes|memory|config|output|results?))"
+        rf"{_BE}\s+(?:now\s+|safely\s+|successfully\s+)?(?:saved|stored|persisted|written)\b",
+    ),
+    _phrase(
+        "persistence",
+        "to_disk",
+        "written to disk",
+        r"\b(?:written|wrote\s+(?:it|that|this|them|everything)|saved|flushed|persisted)"
+        r"\s+to\s+(?:disk|storage|the\s+database|the\s+store)\b",
+    ),
+    _phrase("persistence", "saved", "saved", r"\b(?:saved|stored|persisted)\b"),
+)
+
+# -- cues that make a phrase something other than a present assertion ----------------------
+
+# Negation before the claim in its clause (or inside it): "I couldn't confirm it was saved".
+NEGATION = re.compile(
+    r"\b(?:not|no|never|nothing|none|neither|nor|cannot|unable|without|failed\s+to|yet\s+to"
+    rf"|no\s+longer)\b|n{_APOS}t\b",
+    _FLAGS,
+)
+# Conditional, modal and future cues before the claim in its clause: "once it is saved",
+# "would be done", "the tests should pass". "can/could confirm" is not a modal claim.
+HYPOTHETICAL = re.compile(
+    r"\b(?:if|unless|once|when|whenever|until|whether|assuming|provided|suppose|supposing"
+    r"|in\s+case|as\s+soon\s+as|would|should|might|may|will|shall|must|going\s+to"
+    r"|needs?\s+to|ha(?:s|ve)\s+to|plans?\s+to|expects?\s+to|hope|hopefully|supposed\s+to"
+    r"|to\s+be|wants?\s+to|try(?:ing)?\s+to"
+    r"|(?:can|could)(?!\s+(?:confirm|verify|report|see|say|tell)\b))\b"
+    rf"|{_APOS}ll\b",
+    _FLAGS,
+)
+# A sentence that opens with a condition (`match` at its start) is hypothetical
+# throughout: "If X, it is done."
+CONDITIONAL_SENTENCE = re.compile(
+    r"\W*(?:if|unless|assuming|provided|suppose|supposing|in\s+case|should)\b", _FLAGS
+)
+# A clause that describes a failure is a report of the past, not a success claim:
+# "the upload I sent first failed". "no failures" is not a failure.
+FAILURE = re.compile(
+    r"(?<!\bno\s)(?<!\bzero\s)(?<!without\s)"
+    r"\b(?:fail|fails|failed|failing|failure|failures|errored|crashed|broke|broken"
+    r"|timed\s+out|rejected|was\s+lost|were\s+lost)\b",
+    _FLAGS,
+)
+# A clause set in an earlier time describes what was, not what is: "the tests passed
+# before my last edit", "at first it was saved locally".
+PAST = re.compile(
+    r"\b(?:earlier|previously|initially|originally|at\s+first|at\s+the\s+time|last\s+time"
+    r"|used\s+to|had|before\s+(?:my|the|your|this|that|it|I|we)"
+    r"|first\s+(?:attempt|try|run|time|pass))\b",
+    _FLAGS,
+)
+# Closing punctuation that may follow a sentence's last word.
+CLOSERS = "\"'\u201d\u2019)]"
+
+# Quoted material: fenced and inline code, double and curly quotes, single quotes that are
+# not apostrophes, and `>` blockquote lines. Lengths are bounded so that unpaired quote
+# marks cost linear time.
+QUOTES: tuple[re.Pattern[str], ...] = (
+    re.compile(r"```.*?(?:```|\Z)", re.DOTALL),
+    re.compile(r"`[^`\n]{0,2000}`"),
+    re.compile(r'"[^"]{0,4000}"'),
+    re.compile("\u201c[^\u201d]{0,4000}\u201d"),
+    re.compile("(?<!\\w)\u2018(?:[^\u2019\n]|\u2019(?=\\w)){0,400}\u2019(?!\\w)"),
+    re.compile(r"(?<!\w)'(?:[^'\n]|'(?=\w)){0,400}'(?!\w)"),
+    re.compile(r"^[ \t]*>.*$", re.MULTILINE),
+)
+# How far from a claim a cue in its clause may be (bounds the work on huge clauses).
+CUE_REACH = 300
+
+# A sentence ends at . ! ? (followed by space or the end) or at a line break.
+SENTENCE_BREAK = re.compile(r"[.!?]+[\"'\u201d\u2019)\]]*(?=\s|$)|\n")
+# A clause starts after , ; : ( ) and dashes, and at conjunctions and subordinators.
+CLAUSE_BREAK = re.compile(
+    r"[,;:()\u2014\u2013]|\s-\s|\b(?=(?:and|but|so|then|because|since|although|though"
+    r"|whereas|while|after|however|except|if|unless|once|when|whenever|until)\b)",
+    _FLAGS,
+)
+
+# Words that name the effect classes (SPEC 2 examples), first row that matches wins:
+# "I sent the draft" is about the external draft.
+EFFECT_CLASS_WORDS: tuple[tuple[re.Pattern[str], tuple[str, ...]], ...] = (
+    (re.compile(r"\bdraft(?:s|ed)?\b", _FLAGS), ("external_draft",)),
+    (re.compile(r"\bupload(?:s|ed)?\b", _FLAGS), ("upload",)),
+    (
+        re.compile(r"\b(?:publish\w*|publication|posts?|posted|articles?|released?)\b", _FLAGS),
+        ("publication",),
+    ),
+    (
+        re.compile(r"\b(?:sent|send|e-?mail\w*|messages?|notif\w*)\b", _FLAGS),
+        ("notification", "email", "message"),
+    ),
+    (re.compile(r"\b(?:sav\w+|writes?|written|stored|persist\w*)\b", _FLAGS), ("write",)),
+)
+
+# Effect states in which something may have happened in the world.
+EFFECT_MADE_STATES = frozenset({"completed", "active", "unknown", "observed", "contradicted"})
+
+# -- what "addressing" an obligation means -------------------------------------------------
+
+# A sentence discloses a problem when it carries one of these words.
+DISCLOSURE = re.compile(
+    r"\bno\b(?!\s+(?:failures?|errors?|problems?|issues?|regressions?)\b)"
+    r"|\b(?:not|never|cannot|unable|nothing|none|stale|outdated|out\s+of\s+date|pending"
+    r"|awaiting|waiting|unconfirmed|unverified|unknown|unclear|uncertain|unresolved"
+    r"|indeterminate|inconclusive|denied|blocked|rejected|missing|skipped|zero|outstanding"
+    r"|incomplete|broken|compensated|rolled\s+back|reverted|insufficient|focused|yet)\b"
+    r"|(?<!\bno\s)(?<!\bzero\s)(?<!without\s)\bfail\w*"
+    r"|\b(?:conflict|contradict|disagree|inconsisten|mismatch)\w*"
+    rf"|n{_APOS}t\b",
+    _FLAGS,
+)
+# Generic words that refer to an item of each subject family ("the tests", "the draft").
+FAMILY_NOUNS: Mapping[str, re.Pattern[str]] = {
+    "check": re.compile(r"\b(?:tests?|checks?|suites?|verification|verified|CI)\b", _FLAGS),
+    "effect": re.compile(r"\b(?:effects?|external)\b", _FLAGS),
+    "action": re.compile(r"\b(?:actions?|tools?|steps?|commands?)\b", _FLAGS),
+    "snapshot": re.compile(r"\b(?:snapshots?|workspace|files?)\b", _FLAGS),
+}
+
+
+# -- finding claims ------------------------------------------------------------------------
+
+Span = tuple[int, int]
+
+
+@dataclass(frozen=True, slots=True)
+class Found:
+    """A claim phrase in the text, where it sits and, if it is no assertion, why not."""
+
+    kind: ClaimKind
+    phrase: str
+    none: bool
+    start: int
+    end: int
+    clause: Span
+    sentence: Span
+    blocked: Blocker | None
+
+
+def _sentences(text: str) -> list[Span]:
+    spans: list[Span] = []
+    start = 0
+    for match in SENTENCE_BREAK.finditer(text):
+        if text[start : match.end()].strip():
+            spans.append((start, match.end()))
+        start = match.end()
+    if text[start:].strip():
+        spans.append((start, len(text)))
+    return spans
+
+
+def _clauses(text: str, sentence: Span) -> list[Span]:
+    lo, hi = sentence
+    cuts = [lo, *(m.end() for m in CLAUSE_BREAK.finditer(text, lo, hi)), hi]
+    return [(a, b) for a, b in pairwise(cuts) if b > a]
+
+
+def _merged(spans: Iterable[Span]) -> list[Span]:
+    """The union of spans as sorted, disjoint spans."""
+    out: list[Span] = []
+    for start, end in sorted(spans):
+        if out and start <= out[-1][1]:
+            out[-1] = (out[-1][0], max(out[-1][1], end))
+        else:
+            out.append((start, end))
+    return out
+
+
+def _containing(spans: Sequence[Span], starts: Sequence[int], pos: int) -> Span | None:
+    """The span of sorted, disjoint `spans` (with `starts`) that contains `pos`."""
+    i = bisect_right(starts, pos) - 1
+    if i >= 0 and spans[i][0] <= pos < spans[i][1]:
+        return spans[i]
+    return None
+
+
+class Layout:
+    """A text's sentences, clauses and quoted spans, for looking up where a claim sits."""
+
+    def __init__(self, text: str) -> None:
+        self.sentences = _sentences(text)
+        self.clauses = [c for s in self.sentences for c in _clauses(text, s)]
+        self.quoted = _merged(m.span() for pattern in QUOTES for m in pattern.finditer(text))
+        self._sentence_starts = [s[0] for s in self.sentences]
+        self._clause_starts = [c[0] for c in self.clauses]
+        self._quoted_starts = [q[0] for q in self.quoted]
+
+    def sentence_at(self, pos: int) -> Span:
+        found = _containing(self.sentences, self._sentence_starts, pos)
+        return found if found is not None else (pos, pos)
+
+    def clause_at(self, pos: int) -> Span:
+        found = _containing(self.clauses, self._clause_starts, pos)
+        return found if found is not None else self.sentence_at(pos)
+
+    def is_quoted(self, start: int, end: int) -> bool:
+        found = _containing(self.quoted, self._quoted_starts, start)
+        return found is not None and end <= found[1]
+
+
+def _matches(text: str) -> list[tuple[int, int, Phrase]]:
+    """Every phrase match, overlaps resolved: longest first, then table order."""
+    found = [
+        (m.start(), m.end(), order, phrase)
+        for order, phrase in enumerate(PHRASES)
+        for m in phrase.pattern.finditer(text)
+        if m.end() > m.start()
+    ]
+    found.sort(key=lambda f: (f[0] - f[1], f[2], f[0]))
+    taken: list[Span] = []  # sorted, disjoint
+    out: list[tuple[int, int, Phrase]] = []
+    for start, end, _, phrase in found:
+        i = bisect_right(taken, (start, end))
+        if (i > 0 and taken[i - 1][1] > start) or (i < len(taken) and taken[i][0] < end):
+            continue
+        taken.insert(i, (start, end))
+        out.append((start, end, phrase))
+    return sorted(out, key=lambda k: (k[0], k[1]))
+
+
+def _ends_with_question(sentence: str) -> bool:
+    return sentence.rstrip().rstrip(CLOSERS).endswith("?")
+
+
+def _blocker(text: str, start: int, end: int, phrase: Phrase, layout: Layout) -> Blocker | None:
+    sentence = layout.sentence_at(start)
+    clause = layout.clause_at(start)
+    lo = max(clause[0], start - CUE_REACH)
+    hi = min(clause[1], end + CUE_REACH)
+    if layout.is_quoted(start, end):
+        return "quoted"
+    if _ends_with_question(text[max(sentence[0], sentence[1] - 20) : sentence[1]]):
+        return "question"
+    # A "nothing happened" phrase carries its own negation; only what precedes it counts.
+    if NEGATION.search(text, lo, start if phrase.none else end):
+        return "negated"
+    if HYPOTHETICAL.search(text, lo, end) or CONDITIONAL_SENTENCE.match(text, sentence[0]):
+        return "hypothetical"
+    rest = text[lo:start] + " " + text[end:hi]
+    if FAILURE.search(rest):
+        return "past_failure"
+    if PAST.search(rest):
+        return "past"
+    return None
+
+
+def scan(text: str, layout: Layout | None = None) -> list[Found]:
+    """Every claim phrase in `text`, in text order, each marked with why it is not a
+    present assertion (`blocked`) or None when it is one."""
+    layout = layout if layout is not None else Layout(text)
+    return [
+        Found(
+            phrase.kind,
+            phrase.name,
+            phrase.none,
+            start,
+            end,
+            layout.clause_at(start),
+            layout.sentence_at(start),
+            _blocker(text, start, end, phrase, layout),
+        )
+        for start, end, phrase in _matches(text)
+        if phrase.kind is not None
+    ]
+
+
+# -- where the account's identifiers are named -----------------------------------------------
+
+
+def _is_word_char(char: str) -> bool:
+    return char.isalnum() or char in "_-"
+
+
+class Mentions:
+    """Where identifiers (check labels, intent ids, paths…) occur in a text, matched
+    case-insensitively and bounded by non-word characters: `unit` in "unit tests" but not
+    in "units". Built once per narrative so each lookup is a bisect."""
+
+    def __init__(self, text: str, identifiers: Iterable[str]) -> None:
+        hits: list[tuple[int, int, str]] = []
+        lowered = text.lower()
+        for ident in sorted(set(identifiers)):
+            if not ident:
+                continue
+            if len(lowered) == len(text) and len(ident.lower()) == len(ident):
+                needle, i = ident.lower(), lowered.find(ident.lower())
+                while i != -1:
+                    j = i + len(needle)
+                    before = i == 0 or not _is_word_char(text[i - 1])
+                    if before and (j == len(text) or not _is_word_char(text[j])):
+                        hits.append((i, j, ident))
+                    i = lowered.find(needle, i + 1)
+            else:  # lowercasing changed lengths: let the regex engine keep offsets right
+                pattern = rf"(?<![\w-]){re.escape(ident)}(?![\w-])"
+                hits += [(m.start(), m.end(), ident) for m in re.finditer(pattern, text, _FLAGS)]
+        hits.sort()
+        self._hits = hits
+        self._starts = [h[0] for h in hits]
+
+    def within(self, span: Span) -> list[str]:
+        """The identifiers named inside `span`, sorted, without repeats."""
+        lo = bisect_right(self._starts, span[0] - 1)
+        hi = bisect_right(self._starts, span[1] - 1)
+        return sorted({ident for _, end, ident in self._hits[lo:hi] if end <= span[1]})
+
+
+# -- the account's facts, read once per narrative -----------------------------------------
+
+
+class Facts:
+    """The parts of an account the checker reads, indexed once per narrative."""
+
+    def __init__(self, account: Account) -> None:
+        self.account = account
+        self.status: str | None = account.get("status")
+        dimensions = account.get("dimensions") or {}
+        self.verification: str | None = dimensions.get("verification")
+        self.durability: str | None = dimensions.get("durability")
+        self.predicates: dict[str, Mapping[str, Any]] = {
+            p["id"]: p for p in account.get("predicates") or ()
+        }
+        self.checks: dict[str, Mapping[str, Any]] = {
+            c["label"]: c for c in account.get("checks") or ()
+        }
+        self.effects: dict[str, Mapping[str, Any]] = {
+            e["intent_id"]: e for e in sorted(account.get("effects") or (), key=_intent)
+        }
+        self.artifacts: dict[str, Mapping[str, Any]] = {
+            a["path"]: a for a in account.get("artifacts") or ()
+        }
+        self.required_checks = sorted(self._goal_ids("check"))
+        self.requested_effects = sorted(self._goal_ids("effect"))
+        self.writes = [i for i, e in self.effects.items() if e.get("effect_class") == "write"]
+
+    def _goal_ids(self, family: str) -> list[str]:
+        return [pid.partition(":")[2] for pid in self.predicates if pid.startswith(f"{family}:")]
+
+    def identifiers(self) -> list[str]:
+        """Every name a text may use for an account item."""
+        names = [*self.checks, *self.effects, *self.artifacts]
+        names += [pid.partition(":")[2] for pid in self.predicates]
+        names += [c["subject"].partition(":")[2] for c in self.account.get("contradictions") or ()]
+        return names
+
+    def check_problem(self, label: str) -> str | None:
+        """None when the check passes, else why not (`check_<predicate reason or state>`)."""
+        pred = self.predicates.get(f"check:{label}")
+        if pred is not None:
+            return None if pred["state"] == "satisfied" else f"check_{pred['reason']}"
+        state = self.checks[label]["state"] if label in self.checks else "missing"
+        return None if state == "passing" else f"check_{state}"
+
+    def effect_problem(self, intent_id: str) -> str | None:
+        """None when the effect is completed, else why not (`effect_<reason or state>`)."""
+        pred = self.predicates.get(f"effect:{intent_id}")
+        if pred is not None:
+            return None if pred["state"] == "satisfied" else f"effect_{pred['reason']}"
+        state = self.effects[intent_id]["state"] if intent_id in self.effects else "prepared"
+        return None if state == "completed" else f"effect_{state}"
+
+    def effect_class(self, intent_id: str) -> str | None:
+        row = self.effects.get(intent_id)
+        return row.get("effect_class") if row is not None else None
+
+
+def _intent(row: Mapping[str, Any]) -> str:
+    return str(row["intent_id"])
+
+
+# -- judging claims against the account ----------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Judgement:
+    """A verdict with its subject and reason."""
+
+    verdict: Verdict
+    subject: str | None
+    reason: str
+
+
+def _named(found: Found, mentions: Mentions, identifiers: Iterable[str]) -> list[str]:
+    """The identifiers the claim's clause names, else those its sentence names."""
+    wanted = set(identifiers)
+    for span in (found.clause, found.sentence):
+        named = [i for i in mentions.within(span) if i in wanted]
+        if named:
+            return named
+    return []
+
+
+def _combine(
+    subjects: Sequence[str], problem: Callable[[str], str | None], prefix: str, ok_reason: str
+) -> Judgement:
+    """Supported when no subject has a problem, else contradicted by the first that has."""
+    for name in subjects:
+        found = problem(name)
+        if found is not None:
+            return Judgement("contradicted", f"{prefix}:{name}", found)
+    only = f"{prefix}:{subjects[0]}" if len(subjects) == 1 else None
+    return Judgement("supported", only, ok_reason)
+
+
+def _judge_completion(facts: Facts) -> Judgement:
+    if facts.status is None:
+        return Judgement("unverifiable", None, "no_status")
+    if facts.status == "complete":
+        return Judgement("supported", None, "status_complete")
+    return Judgement("contradicted", None, f"status_{facts.status}")
+
+
+def _judge_verification(found: Found, facts: Facts, mentions: Mentions) -> Judgement:
+    labels = _named(found, mentions, facts.checks)
+    if not labels:
+        if facts.verification == "pass":
+            return Judgement("supported", None, "verification_pass")
+        if facts.verification is None and not facts.checks:
+            return Judgement("unverifiable", None, "no_checks")
+        # Required checks decide; with none required, every reported check does.
+        labels = facts.required_checks or sorted(facts.checks)
+    return _combine(labels, facts.check_problem, "check", "check_passing")
+
+
+def _effect_classes(segment: str) -> tuple[str, ...]:
+    for pattern, classes in EFFECT_CLASS_WORDS:
+        if pattern.search(segment):
+            return classes
+    return ()
+
+
+def _judge_effect(text: str, found: Found, facts: Facts, mentions: Mentions) -> Judgement:
+    if found.none:
+        for intent_id, row in facts.effects.items():
+            if row["state"] in EFFECT_MADE_STATES:
+                return Judgement("contradicted", f"effect:{intent_id}", f"effect_{row['state']}")
+        return Judgement(
+            "supported", None, "no_effects_made" if facts.effects else "no_effects_recorded"
+        )
+    candidates = _named(found, mentions, [*facts.effects, *facts.requested_effects])
+    if not candidates:
+        clause = text[found.clause[0] : min(found.clause[1], found.end + CUE_REACH)]
+        classes = _effect_classes(clause)
+        candidates = [i for i, r in facts.effects.items() if r.get("effect_class") in classes]
+    if not candidates:
+        # The claim names no effect and no known class: it is about what was requested.
+        candidates = [i for i in facts.requested_effects if facts.effect_class(i) != "write"]
+    if not candidates:
+        return Judgement("unverifiable", None, "no_matching_effect")
+    return _combine(candidates, facts.effect_problem, "effect", "effect_completed")
+
+
+def _write_problem(facts: Facts) -> Callable[[str], str | None]:
+    def problem(intent_id: str) -> str | None:
+        state = facts.effects[intent_id]["state"]
+        return None if state == "completed" else f"write_{state}"
+
+    return problem
+
+
+def _artifact_problem(facts: Facts) -> Callable[[str], str | None]:
+    def problem(path: str) -> str | None:
+        change = facts.artifacts[path]["change"]
+        return (
+            None
+            if change in ("added", "modified", "generated", "renamed")
+            else f"artifact_{change}"
+        )
+
+    return problem
+
+
+def _judge_persistence(found: Found, facts: Facts, mentions: Mentions) -> Judgement:
+    named = _named(found, mentions, facts.writes)
+    if named:
+        return _combine(named, _write_problem(facts), "effect", "write_completed")
+    if facts.writes:
+        if facts.durability == "confirmed":
+            return Judgement("supported", None, "durability_confirmed")
+        states = {i: facts.effects[i]["state"] for i in facts.writes}
+        failed = [i for i, s in states.items() if s == "failed"]
+        open_ = [i for i, s in states.items() if s != "completed"]
+        bad = (failed if facts.durability == "failed" else []) or open_
+        subject = f"effect:{bad[0]}" if bad else None
+        return Judgement("contradicted", subject, f"durability_{facts.durability}")
+    # No write effects: a file named from the candidate snapshot's inventory decides.
+    paths = _named(found, mentions, facts.artifacts)
+    if paths:
+        return _combine(paths, _artifact_problem(facts), "artifact", "artifact_present")
+    return Judgement("unverifiable", None, "no_write_effects")
+
+
+def judge(text: str, found: Found, facts: Facts | None, mentions: Mentions) -> Judgement:
+    """The verdict on one present assertion (`facts` None: the run has no account)."""
+    if facts is None:
+        return Judgement("unverifiable", None, "no_account")
+    if found.kind == "completion":
+        return _judge_completion(facts)
+    if found.kind == "verification":
+        return _judge_verification(found, facts, mentions)
+    if found.kind == "effect":
+        return _judge_effect(text, found, facts, mentions)
+    return _judge_persistence(found, facts, mentions)
+
+
+# -- omissions -----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Obligation:
+    """Something the account says the narrative must disclose, and the generic nouns that
+    may refer to it ("the tests", "the draft") besides its identifier."""
+
+    subject: str
+    family: str
+    name: str
+    kind: ClaimKind
+    reason: str
+    nouns: tuple[re.Pattern[str], ...]
+
+
+def _obligation(subject: str, reason: str, facts: Facts) -> Obligation:
+    family, _, name = subject.partition(":")
+    if family == "effect":
+        effect_class = facts.effect_class(name)
+        kind: ClaimKind = "persistence" if effect_class == "write" else "effect"
+        nouns = [FAMILY_NOUNS["effect"]]
+        nouns += [p for p, classes in EFFECT_CLASS_WORDS if effect_class in classes]
+        return Obligation(subject, family, name, kind, reason, tuple(nouns))
+    kind = "verification" if family == "check" else "completion"
+    return Obligation(subject, family, name, kind, reason, (FAMILY_NOUNS[family],))
+
+
+def obligations(facts: Facts) -> list[Obligation]:
+    """What the text must address, by subject: each required check that is not satisfied,
+    each requested effect that is not, each other unresolved effect, each contradiction
+    (which replaces a check or effect obligation with the same subject)."""
+    owed: dict[str, str] = {}
+    for pid, pred in facts.predicates.items():
+        family = pid.partition(":")[0]
+        if family in ("check", "effect") and pred["required"] and pred["state"] != "satisfied":
+            owed[pid] = f"{family}_{pred['reason']}"
+    for intent_id, row in facts.effects.items():
+        if row.get("unresolved"):
+            owed.setdefault(f"effect:{intent_id}", f"effect_{row['state']}")
+    for contradiction in facts.account.get("contradictions") or ():
+        owed[contradiction["subject"]] = contradiction["kind"]
+    return [
+        _obligation(subject, reason, facts)
+        for subject, reason in sorted(owed.items())
+        if subject.partition(":")[0] in FAMILY_NOUNS
+    ]
+
+
+def _unaddressed(
+    text: str, owed: Sequence[Obligation], layout: Layout, mentions: Mentions
+) -> list[Obligation]:
+    """The obligations no sentence addresses. A sentence addresses one when it discloses a
+    problem (a DISCLOSURE word) and names it by its identifier, or, naming no other
+    obligation of the same family, refers to it with a generic noun."""
+    family_of = {ob.name: ob.family for ob in owed}
+    families = sorted({ob.family for ob in owed})
+    nouns = sorted({p for ob in owed for p in ob.nouns}, key=lambda p: p.pattern)
+    by_name: set[str] = set()  # subjects named in a disclosing sentence
+    by_noun: set[tuple[str, str]] = set()  # (family, noun pattern) usable generically
+    for lo, hi in layout.sentences:
+        if not DISCLOSURE.search(text, lo, hi):
+            continue
+        named = [n for n in mentions.within((lo, hi)) if n in family_of]
+        by_name.update(f"{family_of[n]}:{n}" for n in named)
+        unnamed_families = [f for f in families if f not in {family_of[n] for n in named}]
+        for noun in nouns:
+            if noun.search(text, lo, hi):
+                by_noun.update((f, noun.pattern) for f in unnamed_families)
+    return [
+        ob
+        for ob in owed
+        if ob.subject not in by_name
+        and not any((ob.family, p.pattern) in by_noun for p in ob.nouns)
+    ]
+
+
+# -- the record ------------------------------------------------------------------------------
+
+
+def _record(
+    narrative: NarrativeSubmitted,
+    revision: int | None,
+    index: int,
+    kind: ClaimKind,
+    judgement: Judgement,
+    span: Span | None,
+) -> OutputRecord:
+    verdict_id = f"{narrative.run_id}:{narrative.narrative_id}:{index}"
+    body = {
+        "verdict_id": verdict_id,
+        "run_id": narrative.run_id,
+        "narrative_id": narrative.narrative_id,
+        "event_id": narrative.event_id,
+        "account_revision": revision,
+        "claim_kind": kind,
+        "verdict": judgement.verdict,
+        "subject": judgement.subject,
+        "span_start": span[0] if span else None,
+        "span_end": span[1] if span else None,
+        "span_text": narrative.text[span[0] : span[1]] if span else None,
+        "reason": judgement.reason,
+    }
+    return OutputRecord("claim_verdict", narrative.run_id, verdict_id, body)
+
+
+def check_narrative(
+    narrative: NarrativeSubmitted, account: Account | None, revision: int | None
+) -> list[OutputRecord]:
+    """The `claim_verdict` records for one narrative against one account revision.
+
+    `account` is the canonical body of the revision checked (None if the run has none
+    yet) and `revision` its number (taken from the account when None). Claims come
+    first, in text order, then omissions by subject; the verdict id's index counts both.
+    """
+    if revision is None and account is not None:
+        revision = account.get("revision")
+    text = narrative.text
+    layout = Layout(text)
+    facts = Facts(account) if account is not None else None
+    mentions = Mentions(text, facts.identifiers() if facts is not None else ())
+    verdicts: list[tuple[ClaimKind, Judgement, Span | None]] = [
+        (found.kind, judge(text, found, facts, mentions), (found.start, found.end))
+        for found in scan(text, layout)
+        if found.blocked is None
+    ]
+    if facts is not None:
+        covered = {j.subject for _, j, _ in verdicts}
+        owed = [ob for ob in obligations(facts) if ob.subject not in covered]
+        for ob in _unaddressed(text, owed, layout, mentions):
+            verdicts.append((ob.kind, Judgement("omitted", ob.subject, ob.reason), None))
+    return [
+        _record(narrative, revision, index, kind, judgement, span)
+        for index, (kind, judgement, span) in enumerate(verdicts)
+    ]
