@@ -170,7 +170,9 @@ class EnsureReport:
 def _admin(conf: KafkaConf) -> Any:
     from confluent_kafka.admin import AdminClient
 
-    return AdminClient(dict(conf))
+    # log_level 4 (warning): librdkafka's info lines (e.g. "purging unserved events" as
+    # the client closes) would trail the command's own summary; warnings still show.
+    return AdminClient({"log_level": 4, **conf})
 
 
 def _await_topics(admin: Any, names: Sequence[str], timeout: float) -> Any:
