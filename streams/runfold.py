@@ -1,0 +1,202 @@
+"""The fold stage: run-log records in, output records out, with state behind a small store.
+
+The run log (`outcomes.run-log.v1`, keyed by `run_id`) is the durable, totally ordered
+record of each run: the worker folds it in partition order, so a run's revisions are a
+deterministic function of it. State per run is the ordered list of the events that were
+applied (redeliveries are not stored), kept in an `EventStore`: in memory for tests,
+changelog-backed faust tables in the worker. A bounded cache holds recently used runs;
+a run that is not cached is rebuilt by folding its stored events again (outputs
+discarded), which reproduces the same revision counter and last account exactly.
+
+At-least-once delivery means a run-log record can be processed twice: after a crash the
+store may already hold an event whose outputs never reached Kafka. So a redelivered
+event does not emit nothing: it re-emits exactly the outputs its first application
+produced (recomputed from the stored prefix before it). Those are byte-identical to the
+first ones, which the sinks drop by id. Nothing is lost, and a revision number never
+names two different contents.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from reducers.engine import fold
+from reducers.errors import InvalidEvent
+from reducers.events import Event
+from reducers.limits import Limits
+from reducers.records import OutputRecord, dead_letter
+from reducers.state import RunState
+from reducers.timefmt import format_rfc3339
+from reducers.validate import parse_event
+
+Decoder = Callable[[bytes], Any]
+
+
+class EventStore(Protocol):
+    """Durable per-run event lists: append-only, read by position."""
+
+    def count(self, run_id: str) -> int:
+        """How many events the run has stored."""
+
+    def get(self, run_id: str, seq: int) -> bytes:
+        """The encoded event at position `seq` (0-based) of the run."""
+
+    def append(self, run_id: str, seq: int, raw: bytes) -> None:
+        """Store the encoded event at position `seq`, which is the current count."""
+
+
+class MemoryEventStore:
+    """An `EventStore` in a dict: for tests and for `replay`-like single-process use."""
+
+    def __init__(self) -> None:
+        self.events: dict[str, list[bytes]] = {}
+
+    def count(self, run_id: str) -> int:
+        return len(self.events.get(run_id, ()))
+
+    def get(self, run_id: str, seq: int) -> bytes:
+        return self.events[run_id][seq]
+
+    def append(self, run_id: str, seq: int, raw: bytes) -> None:
+        stored = self.events.setdefault(run_id, [])
+        if seq != len(stored):
+            raise ValueError(f"{run_id}: append at {seq}, but {len(stored)} events are stored")
+        stored.append(raw)
+
+
+@dataclass(frozen=True, slots=True)
+class Origin:
+    """Where a run-log record was read (for dead letters)."""
+
+    topic: str
+    partition: int
+    offset: int
+
+
+@dataclass
+class FoldStats:
+    """Counters for logs and metrics."""
+
+    applied: int = 0
+    redelivered: int = 0
+    rejected: int = 0
+    rebuilt_runs: int = 0
+    rebuilt_events: int = 0
+
+
+class RunFolder:
+    """Folds run-log records into outputs, one run's state at a time."""
+
+    def __init__(
+        self,
+        store: EventStore,
+        decode: Decoder,
+        limits: Limits | None = None,
+        cache_runs: int = 10_000,
+    ) -> None:
+        self.store = store
+        self.decode = decode
+        self.limits = limits or Limits()
+        self.cache_runs = cache_runs
+        self.cache: OrderedDict[str, RunState] = OrderedDict()
+        self.stats = FoldStats()
+
+    def clear_cache(self) -> None:
+        """Forget cached runs (their stores may change hands, e.g. on a rebalance)."""
+        self.cache.clear()
+
+    def process(self, run_id: str, raw: bytes, origin: Origin) -> list[OutputRecord]:
+        """Fold one run-log record; return the outputs to publish (possibly none).
+
+        Invalid records become dead letters naming the run-log position. An unexpected
+        error leaves the cache without this run, so it is rebuilt from the store.
+        """
+        try:
+            event = self._parse(run_id, raw)
+        except InvalidEvent as exc:
+            self.stats.rejected += 1
+            return [self._dead_letter(exc, raw, origin, run_id, None)]
+        state = self._state(run_id)
+        try:
+            known = state.events.get(event.event_id)
+            if known is not None:
+                if known != event:
+                    raise InvalidEvent(
+                        "event_id_conflict",
+                        f"event_id {event.event_id} was applied before with different content "
+                        f"(first: {known.TYPE} at {format_rfc3339(known.occurred_at)})",
+                    )
+                self.stats.redelivered += 1
+                return self._outputs_of(run_id, state, event.event_id)
+            seq = len(state.events)
+            _, outputs = fold(state, event)
+            self.store.append(run_id, seq, raw)
+        except InvalidEvent as exc:
+            self.stats.rejected += 1
+            return [self._dead_letter(exc, raw, origin, run_id, event.event_id)]
+        except BaseException:
+            self.cache.pop(run_id, None)
+            raise
+        self.stats.applied += 1
+        return outputs
+
+    def _parse(self, run_id: str, raw: bytes) -> Event:
+        try:
+            value = self.decode(raw)
+        except InvalidEvent:
+            raise
+        except Exception as exc:  # the codec's own error type, or a bug: a dead letter
+            reason = getattr(exc, "reason", "undecodable")
+            raise InvalidEvent(str(reason), f"run-log record undecodable: {exc}") from None
+        event = parse_event(value, self.limits)
+        if event.run_id != run_id:
+            raise InvalidEvent(
+                "schema_violation", f"run-log key {run_id!r} differs from run_id {event.run_id!r}"
+            )
+        return event
+
+    def _state(self, run_id: str) -> RunState:
+        state = self.cache.get(run_id)
+        if state is not None:
+            self.cache.move_to_end(run_id)
+            return state
+        state = self._rebuild(run_id, self.store.count(run_id))
+        self.cache[run_id] = state
+        if len(self.cache) > self.cache_runs:
+            self.cache.popitem(last=False)
+        return state
+
+    def _rebuild(self, run_id: str, upto: int) -> RunState:
+        """The run's state after its first `upto` stored events."""
+        state = RunState(run_id)
+        for seq in range(upto):
+            fold(state, parse_event(self.decode(self.store.get(run_id, seq)), self.limits))
+        if upto:
+            self.stats.rebuilt_runs += 1
+            self.stats.rebuilt_events += upto
+        return state
+
+    def _outputs_of(self, run_id: str, state: RunState, event_id: str) -> list[OutputRecord]:
+        """The outputs the stored event's first application produced, recomputed."""
+        seq = next(i for i, known in enumerate(state.events) if known == event_id)
+        before = self._rebuild(run_id, seq)
+        _, outputs = fold(before, state.events[event_id])
+        return outputs
+
+    @staticmethod
+    def _dead_letter(
+        exc: InvalidEvent, raw: bytes, origin: Origin, run_id: str | None, event_id: str | None
+    ) -> OutputRecord:
+        return dead_letter(
+            reason=exc.reason,
+            message=exc.message,
+            raw=raw,
+            origin_topic=origin.topic,
+            origin_partition=origin.partition,
+            origin_offset=origin.offset,
+            run_id=run_id,
+            event_id=event_id,
+        )

@@ -1,0 +1,372 @@
+"""`outcomes worker`: the faust-streaming app that runs the pure reducers on Kafka.
+
+Two stages, both at-least-once (faust's `exactly_once` mode has open loss and duplicate
+bugs, so correctness never depends on it; see docs/stream.md):
+
+1. ingest: input topics -> decode and validate -> the run log, keyed by `run_id`
+   (invalid records -> the dead-letter topic with topic, partition, offset and reason).
+   Every input is forwarded or dead-lettered before its offset is committed (faust
+   flushes the producer before each commit).
+2. fold: the run log -> `RunFolder` -> output topics, keyed by `run_id`. Each run's
+   applied events are stored in changelog-backed rocksdict tables, written from inside
+   the stream iteration, so each key lands in the changelog partition of its run.
+
+Outputs have deterministic ids; a record processed twice re-emits identical outputs.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import signal
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import click
+
+from reducers.catalog import INPUT_TOPICS, OUTPUT_TOPICS, RUN_LOG_TOPIC
+from reducers.errors import InvalidEvent, OutcomesError
+from reducers.records import OutputRecord, dead_letter
+from reducers.validate import parse_event
+from streams.runfold import Origin, RunFolder
+from streams.settings import Settings
+
+log = logging.getLogger("outcomes.worker")
+
+_SEPARATOR = "\x1f"  # ASCII unit separator: cannot appear in a valid run_id
+
+
+@dataclass(frozen=True)
+class WorkerOptions:
+    """Worker knobs beyond the shared Settings (each has a CLI flag)."""
+
+    app_id: str = "outcomes-worker"
+    partitions: int = 6
+    replication: int = 1
+    until_idle: float | None = None
+    web_port: int = 6066
+    web_enabled: bool = True
+    cache_runs: int = 10_000
+    rocksdb_cache_mib: int = 16
+    rocksdb_write_buffer_mib: int = 8
+    commit_interval: float = 1.0
+    standby_replicas: int = 0
+
+
+class WorkerError(OutcomesError):
+    """The worker could not start. Operators: read the message; check the broker and flags."""
+
+
+class TableEventStore:
+    """`EventStore` over two changelog-backed faust tables.
+
+    `run_events[b"<run_id>\\x1f<seq>"]` holds the encoded event; `run_counts[run_id]` the
+    number stored. Both are read and written only during stream iteration, so faust picks
+    the partition of the record being processed: the run's own partition.
+    """
+
+    def __init__(self, events: Any, counts: Any) -> None:
+        self.events = events
+        self.counts = counts
+
+    @staticmethod
+    def _key(run_id: str, seq: int) -> bytes:
+        return f"{run_id}{_SEPARATOR}{seq}".encode()
+
+    def count(self, run_id: str) -> int:
+        raw = self.counts.get(run_id.encode())
+        return int(raw) if raw is not None else 0
+
+    def get(self, run_id: str, seq: int) -> bytes:
+        value = self.events.get(self._key(run_id, seq))
+        if value is None:
+            raise WorkerError(f"run {run_id}: stored event {seq} is missing from the table")
+        data: bytes = value
+        return data
+
+    def append(self, run_id: str, seq: int, raw: bytes) -> None:
+        self.events[self._key(run_id, seq)] = raw
+        self.counts[run_id.encode()] = str(seq + 1).encode()
+
+
+def build_app(settings: Settings, options: WorkerOptions) -> Any:
+    """The faust app with its topics, tables and agents (not started)."""
+    import faust
+
+    from streams.codec import Codec
+
+    codec = Codec(settings)
+    datadir = settings.state_dir / "worker" / options.app_id
+    datadir.mkdir(parents=True, exist_ok=True)
+    app = faust.App(
+        options.app_id,
+        broker=[f"kafka://{server}" for server in settings.bootstrap.split(",")],
+        broker_credentials=_credentials(settings),
+        store="rocksdb://",  # faust-streaming's RocksDB store, on the rocksdict driver (below)
+        datadir=str(datadir),
+        processing_guarantee="at_least_once",
+        topic_partitions=options.partitions,
+        topic_replication_factor=options.replication,
+        topic_allow_declare=True,
+        consumer_auto_offset_reset="earliest",
+        broker_commit_interval=options.commit_interval,
+        table_standby_replicas=options.standby_replicas,
+        web_enabled=options.web_enabled,
+        web_port=options.web_port,
+        web_bind="127.0.0.1",
+        producer_acks=-1,
+        producer_max_request_size=8 * 1024 * 1024,
+        stream_wait_empty=False,
+    )
+    rocksdb = {
+        "driver": "rocksdict",
+        "block_cache_size": options.rocksdb_cache_mib * 1024 * 1024,
+        "block_cache_compressed_size": 0,
+        "write_buffer_size": options.rocksdb_write_buffer_mib * 1024 * 1024,
+        "max_write_buffer_number": 2,
+    }
+    inputs = app.topic(*INPUT_TOPICS, key_serializer="raw", value_serializer="raw")
+    run_log = app.topic(
+        RUN_LOG_TOPIC, partitions=options.partitions, key_serializer="raw", value_serializer="raw"
+    )
+    outputs = {
+        kind: app.topic(name, key_serializer="raw", value_serializer="raw")
+        for kind, name in OUTPUT_TOPICS.items()
+    }
+    changelog_configs = {"max.message.bytes": str(settings.limits.max_event_bytes + 64 * 1024)}
+    events_table, counts_table = (
+        app.Table(
+            name,
+            key_type=bytes,  # bytes types make faust use the raw serializer
+            value_type=bytes,
+            partitions=options.partitions,
+            options=dict(rocksdb),
+            extra_topic_configs=changelog_configs,
+        )
+        for name in ("run-events", "run-counts")
+    )
+    folder = RunFolder(
+        TableEventStore(events_table, counts_table),
+        codec.decode_event_fast,
+        settings.limits,
+        cache_runs=options.cache_runs,
+    )
+    activity = _Activity()
+
+    async def publish(records: list[OutputRecord]) -> None:
+        for record in records:
+            await outputs[record.kind].send(
+                key=record.key.encode(), value=codec.encode_output(record)
+            )
+
+    @app.agent(inputs)
+    async def ingest(stream: Any) -> None:
+        async for event in stream.events():
+            message = event.message
+            activity.touch()
+            decoded = codec.decode_or_dead_letter(
+                event.value, message.topic, message.partition, message.offset
+            )
+            if isinstance(decoded, OutputRecord):
+                activity.dead_letters += 1
+                await publish([decoded])
+                continue
+            try:
+                parse_event(decoded, settings.limits)
+            except InvalidEvent as exc:
+                activity.dead_letters += 1
+                await publish(
+                    [
+                        dead_letter(
+                            reason=exc.reason,
+                            message=exc.message,
+                            raw=bytes(event.value),
+                            origin_topic=message.topic,
+                            origin_partition=message.partition,
+                            origin_offset=message.offset,
+                            run_id=decoded.get("run_id"),
+                            event_id=decoded.get("event_id"),
+                        )
+                    ]
+                )
+                continue
+            activity.forwarded += 1
+            await run_log.send(key=decoded["run_id"].encode(), value=event.value)
+
+    @app.agent(run_log)
+    async def fold_runs(stream: Any) -> None:
+        async for event in stream.events():
+            message = event.message
+            activity.touch()
+            run_id = event.key.decode() if isinstance(event.key, bytes) else str(event.key)
+            origin = Origin(message.topic, message.partition, message.offset)
+            records = folder.process(run_id, bytes(event.value), origin)
+            activity.folded += 1
+            await publish(records)
+
+    @app.on_partitions_revoked.connect
+    async def forget_runs(sender: Any, /, *args: Any, signal: Any, **kwargs: Any) -> None:
+        # Another worker may own these runs next and append to their stores.
+        folder.clear_cache()
+
+    @app.on_partitions_assigned.connect
+    async def on_assigned(sender: Any, /, *args: Any, signal: Any, **kwargs: Any) -> None:
+        folder.clear_cache()
+        activity.touch()
+        log.info("partitions assigned: %d", len(args[0]) if args else 0)
+
+    if options.until_idle is not None:
+        idle = options.until_idle
+
+        @app.timer(interval=min(1.0, idle / 2))
+        async def stop_when_idle() -> None:
+            if activity.idle_for() >= idle:
+                log.info(
+                    "idle for %.1fs: stopping (forwarded %d, folded %d, dead letters %d)",
+                    idle, activity.forwarded, activity.folded, activity.dead_letters,
+                )  # fmt: skip
+                os.kill(os.getpid(), signal.SIGTERM)
+
+    @app.page("/outcomes/stats")
+    async def stats_page(web: Any, request: Any) -> Any:
+        stats = folder.stats
+        return web.json(
+            {
+                "forwarded": activity.forwarded,
+                "folded": activity.folded,
+                "dead_letters": activity.dead_letters,
+                "applied": stats.applied,
+                "redelivered": stats.redelivered,
+                "rejected": stats.rejected,
+                "rebuilt_runs": stats.rebuilt_runs,
+                "cached_runs": len(folder.cache),
+                "idle_seconds": round(activity.idle_for(), 3),
+            }
+        )
+
+    from faust.sensors.prometheus import setup_prometheus_sensors
+
+    setup_prometheus_sensors(app, name_prefix=options.app_id)
+    return app
+
+
+class _Activity:
+    """When the worker last saw input, and how much it moved."""
+
+    def __init__(self) -> None:
+        self.last = time.monotonic()
+        self.forwarded = 0
+        self.folded = 0
+        self.dead_letters = 0
+
+    def touch(self) -> None:
+        self.last = time.monotonic()
+
+    def idle_for(self) -> float:
+        return time.monotonic() - self.last
+
+
+def _credentials(settings: Settings) -> Any:
+    import faust
+
+    if settings.security_protocol == "PLAINTEXT":
+        return None
+    ssl_context = None
+    if settings.security_protocol in ("SSL", "SASL_SSL"):
+        from aiokafka.helpers import create_ssl_context
+
+        ssl_context = create_ssl_context(
+            cafile=settings.ssl_cafile, certfile=settings.ssl_certfile, keyfile=settings.ssl_keyfile
+        )
+    if settings.sasl_mechanism is None:
+        return faust.SSLCredentials(ssl_context)
+    return faust.SASLCredentials(
+        username=settings.sasl_username,
+        password=settings.sasl_password,
+        mechanism=settings.sasl_mechanism,
+        ssl_context=ssl_context,
+    )
+
+
+def run_worker(settings: Settings, options: WorkerOptions, loglevel: str = "info") -> int:
+    """Start the worker and block until it stops; returns the process exit code."""
+    import faust
+
+    from streams.runtime import tune_gc
+
+    tune_gc()
+    app = build_app(settings, options)
+    worker = faust.Worker(app, loglevel=loglevel, quiet=True, redirect_stdouts=False)
+    try:
+        worker.execute_from_commandline()
+    except SystemExit as exc:
+        return int(exc.code or 0)
+    return 0
+
+
+@click.command()
+@click.option(
+    "--bootstrap", metavar="SERVERS", help="Kafka bootstrap servers [OUTCOMES_BOOTSTRAP]."
+)
+@click.option(
+    "--until-idle",
+    type=float,
+    metavar="SECONDS",
+    help="Exit cleanly after this many seconds without input (backfills, tests).",
+)
+@click.option("--app-id", default="outcomes-worker", show_default=True,
+              help="Consumer group and table namespace; one id shares the load.")  # fmt: skip
+@click.option("--partitions", type=int, default=None,
+              help="Partitions of the run log and tables [default: topic table].")  # fmt: skip
+@click.option("--replication", type=int, default=1, show_default=True,
+              help="Replication factor of the tables' changelog topics.")  # fmt: skip
+@click.option("--web-port", type=int, default=6066, show_default=True,
+              help="Port of the stats and Prometheus /metrics endpoint (127.0.0.1).")  # fmt: skip
+@click.option("--no-web", is_flag=True, help="Do not serve the web endpoint.")
+@click.option("--cache-runs", type=int, default=10_000, show_default=True,
+              help="Runs kept in memory; others are rebuilt from the tables on use.")  # fmt: skip
+@click.option("--rocksdb-cache-mib", type=int, default=16, show_default=True,
+              help="RocksDB block cache per table partition.")  # fmt: skip
+@click.option("--rocksdb-write-buffer-mib", type=int, default=8, show_default=True,
+              help="RocksDB write buffer per table partition.")  # fmt: skip
+@click.option("--state-dir", type=click.Path(file_okay=False, path_type=Path), default=None,
+              help="Where table files live [OUTCOMES_STATE_DIR].")  # fmt: skip
+@click.option("--loglevel", default="warning", show_default=True,
+              type=click.Choice(["debug", "info", "warning", "error"]))  # fmt: skip
+def worker(
+    bootstrap: str | None,
+    until_idle: float | None,
+    app_id: str,
+    partitions: int | None,
+    replication: int,
+    web_port: int,
+    no_web: bool,
+    cache_runs: int,
+    rocksdb_cache_mib: int,
+    rocksdb_write_buffer_mib: int,
+    state_dir: Path | None,
+    loglevel: str,
+) -> None:
+    """Run the stream pipeline: input topics -> run log -> outcome accounts.
+
+    Stops gracefully on SIGTERM (commits what it has processed). Several workers with the
+    same --app-id split the partitions between them.
+    """
+    from streams.topics import TOPICS
+
+    settings = Settings.load(bootstrap=bootstrap, state_dir=state_dir)
+    run_log = next(spec for spec in TOPICS if spec.name == RUN_LOG_TOPIC)
+    options = WorkerOptions(
+        app_id=app_id,
+        partitions=partitions or run_log.partitions,
+        replication=replication,
+        until_idle=until_idle,
+        web_port=web_port,
+        web_enabled=not no_web,
+        cache_runs=cache_runs,
+        rocksdb_cache_mib=rocksdb_cache_mib,
+        rocksdb_write_buffer_mib=rocksdb_write_buffer_mib,
+    )
+    raise SystemExit(run_worker(settings, options, loglevel))
