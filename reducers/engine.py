@@ -3,8 +3,9 @@
 Folding an event adds it to the run's fact set; when the run has an account (SPEC 3.1)
 and the account's content changed, it emits the next revision, its notification and any
 provenance finding rows. Retrieval and injection events emit their journal rows the
-first time they are applied. Redelivery of an event (same id, same content) emits
-nothing; the same id with different content is rejected (`event_id_conflict`).
+first time they are applied; a narrative emits its claim verdicts. Redelivery of an
+event (same id, same content) emits nothing; the same id with different content is
+rejected (`event_id_conflict`).
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from typing import Any
 
 from reducers import events as ev
 from reducers.account import assemble
+from reducers.claims import check_narrative
 from reducers.errors import InvalidEvent
 from reducers.records import OutputRecord
 from reducers.state import RunState
@@ -40,6 +42,17 @@ CHANGE_SECTIONS: dict[str, tuple[str, ...]] = {
 _INERT = (ev.RunStarted, ev.NarrativeSubmitted)
 
 
+def _verdicts(state: RunState, narrative: ev.NarrativeSubmitted) -> list[OutputRecord]:
+    """SPEC 6: check the narrative against the revision it names, else the latest."""
+    named = narrative.account_revision
+    body: dict[str, Any] | None = None
+    if named is not None and 1 <= named <= len(state.revisions):
+        body = state.revisions[named - 1]
+    elif state.revisions:
+        body = state.revisions[-1]
+    return check_narrative(narrative, body, body["revision"] if body else None)
+
+
 def fold(state: RunState, event: ev.Event) -> tuple[RunState, list[OutputRecord]]:
     """Apply one event to its run's state; return the state and the outputs it caused.
 
@@ -59,6 +72,8 @@ def fold(state: RunState, event: ev.Event) -> tuple[RunState, list[OutputRecord]
         )
     state.add(event)
     outputs = list(_journal_rows(event))
+    if isinstance(event, ev.NarrativeSubmitted):
+        outputs += _verdicts(state, event)
     if not state.opened or isinstance(event, _INERT):
         return state, outputs
     content = assemble(state)
@@ -86,6 +101,7 @@ def _revise(state: RunState, content: dict[str, Any], trigger: ev.Event) -> list
         "changes": _changes(previous, content),
     }
     state.last_content = content
+    state.revisions.append(body)
     outputs = [OutputRecord("account_revision", state.run_id, revision_id, body)]
     if previous is None or _notifiable(previous, content):
         notification = {

@@ -99,6 +99,8 @@ class RunState:
     # Revision bookkeeping: what the last revision said, to decide whether to make another.
     revision: int = 0
     last_content: dict[str, Any] | None = None
+    # The body of every revision made, by number - 1: narratives name the one they explain.
+    revisions: list[dict[str, Any]] = field(default_factory=list)
 
     @property
     def state_revision(self) -> str:

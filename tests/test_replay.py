@@ -138,7 +138,7 @@ def test_replay_output_is_byte_identical_across_runs(tmp_path: Path) -> None:
         outputs.append(out.read_bytes())
     assert outputs[0] == outputs[1]
     kinds = {json.loads(line)["record"] for line in outputs[0].splitlines()}
-    assert kinds == {"account_revision", "notification", "provenance_row"}
+    assert kinds == {"account_revision", "notification", "provenance_row", "claim_verdict"}
 
 
 def test_the_sample_tells_the_five_file_story(tmp_path: Path) -> None:
@@ -157,4 +157,4 @@ def test_the_sample_tells_the_five_file_story(tmp_path: Path) -> None:
         "account.superseded",
         "account.superseded",
     ]
-    assert "events read 15, applied 14, redelivered 1, rejected 0, revisions 3" in result.stderr
+    assert "events read 16, applied 15, redelivered 1, rejected 0, revisions 3" in result.stderr
