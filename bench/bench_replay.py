@@ -25,6 +25,7 @@ import orjson
 from reducers.engine import Engine
 from reducers.limits import Limits
 from streams.replay import ReplayStats, jsonl_items, replay_items
+from streams.runtime import tune_gc
 from streams.workload import generate_run, generate_runs, interleave
 
 
@@ -56,8 +57,8 @@ def time_replay(path: Path) -> tuple[float, ReplayStats, int]:
     return time.perf_counter() - start, stats, sink.tell()
 
 
-def per_event_cost(size: int) -> float:
-    """Microseconds per event for one run of about `size` events (events pre-parsed)."""
+def per_event_cost(size: int) -> tuple[float, int]:
+    """(microseconds per event, events) for one run of about `size` events (pre-parsed)."""
     from reducers.validate import parse_event
 
     padding = max(0, (size - 9) // 2)
@@ -67,7 +68,7 @@ def per_event_cost(size: int) -> float:
     for event in events:
         for record in engine.apply(event):
             record.to_json_line()
-    return (time.perf_counter() - start) / len(events) * 1e6, len(events)  # type: ignore[return-value]
+    return (time.perf_counter() - start) / len(events) * 1e6, len(events)
 
 
 def peak_rss_child(runs: int, events_per_run: int) -> None:
@@ -86,9 +87,10 @@ def peak_rss_child(runs: int, events_per_run: int) -> None:
 
 
 def main() -> None:
+    tune_gc()  # as `outcomes replay` does
     parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--runs", type=int, default=20_000)
-    parser.add_argument("--padding", type=int, default=4)
+    parser.add_argument("--runs", type=int, default=20_000, help="runs in the small-run mix")
+    parser.add_argument("--padding", type=int, default=4, help="extra tool calls per small run")
     parser.add_argument("--memory-child", nargs=2, type=int, metavar=("RUNS", "EVENTS_PER_RUN"))
     parser.add_argument("--skip-memory", action="store_true")
     args = parser.parse_args()
@@ -96,22 +98,27 @@ def main() -> None:
         peak_rss_child(*args.memory_child)
         return
 
-    with tempfile.TemporaryDirectory() as tmp:
-        path = Path(tmp) / "mix.jsonl"
-        count = write_mix(path, args.runs, args.padding)
-        size_mib = path.stat().st_size / 2**20
-        json_s = time_json_only(path)
-        replay_s, stats, out_bytes = time_replay(path)
-    print(f"workload: {count:,} events in {args.runs:,} runs ({size_mib:.1f} MiB JSONL)")
-    print(f"  json.loads only : {count / json_s:>10,.0f} events/s")
-    print(
-        f"  replay          : {count / replay_s:>10,.0f} events/s "
-        f"({replay_s / json_s:.2f}x the json.loads cost; {stats.summary()}; "
-        f"{out_bytes / 2**20:.1f} MiB written)"
-    )
+    mixes = [
+        (f"small runs (~{13 + 2 * args.padding} events each)", args.runs, args.padding),
+        ("agent-sized runs (~70 events: 30 tool calls each)", max(1, args.runs // 5), 30),
+    ]
+    for title, runs, padding in mixes:
+        with tempfile.TemporaryDirectory() as tmp:
+            path = Path(tmp) / "mix.jsonl"
+            count = write_mix(path, runs, padding)
+            size_mib = path.stat().st_size / 2**20
+            json_s = time_json_only(path)
+            replay_s, stats, out_bytes = time_replay(path)
+        print(f"{title}: {count:,} events in {runs:,} runs ({size_mib:.1f} MiB JSONL)")
+        print(f"  json.loads only : {count / json_s:>10,.0f} events/s")
+        print(
+            f"  replay          : {count / replay_s:>10,.0f} events/s "
+            f"({replay_s / json_s:.2f}x the json.loads cost; {stats.summary()}; "
+            f"{out_bytes / 2**20:.1f} MiB written)"
+        )
     print("per-event cost as one run grows:")
     for size in (10, 100, 1_000, 10_000, 100_000):
-        micros, events = per_event_cost(size)  # type: ignore[misc]
+        micros, events = per_event_cost(size)
         print(f"  {events:>7,} events: {micros:6.2f} us/event")
     if not args.skip_memory:
         result = subprocess.run(

@@ -10,12 +10,13 @@ from __future__ import annotations
 
 import hashlib
 from collections import defaultdict
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from reducers import events as ev
 
-_DIGEST_MODULUS = 1 << 256
+_DIGEST_MASK = (1 << 256) - 1  # the digest is a sum of sha256 values modulo 2**256
 
 # Which part of the account each event type can change.
 CATEGORY_OF: dict[str, str] = {
@@ -40,10 +41,6 @@ CATEGORY_OF: dict[str, str] = {
 }
 CATEGORIES = tuple(dict.fromkeys(CATEGORY_OF.values()))
 OPENERS = frozenset({"finalize.requested", "run.cancelled", "run.interrupted"})
-
-
-def _event_id_hash(event_id: str) -> int:
-    return int.from_bytes(hashlib.sha256(event_id.encode("utf-8")).digest(), "big")
 
 
 @dataclass(slots=True)
@@ -108,58 +105,42 @@ class RunState:
 
     def add(self, event: ev.Event) -> None:
         """Record a new event (the caller has checked that its id is new)."""
-        self.events[event.event_id] = event
-        self.id_digest = (self.id_digest + _event_id_hash(event.event_id)) % _DIGEST_MODULUS
+        event_id = event.event_id
+        self.events[event_id] = event
+        digest = hashlib.sha256(event_id.encode("utf-8")).digest()
+        self.id_digest = (self.id_digest + int.from_bytes(digest, "big")) & _DIGEST_MASK
         if self.cutoff is None or event.occurred_at > self.cutoff:
             self.cutoff = event.occurred_at
-        _INDEXERS[type(event)](self, event)
-        category = CATEGORY_OF[event.TYPE]
-        self.generations[category] += 1
-        if event.TYPE in OPENERS:
+        kind = event.TYPE
+        _INDEXERS[kind](self, event)
+        self.generations[CATEGORY_OF[kind]] += 1
+        if kind in OPENERS:
             self.opened = True
 
 
-def _lifecycle(state: RunState, event: ev.Event) -> None:
+def _file_inference(state: RunState, event: ev.InferenceStarted) -> None:
+    state.inferences[event.model_call_id].append(event)
     state.lifecycle[event.TYPE].append(event)
 
 
-def _index_inference(state: RunState, event: ev.Event) -> None:
-    assert isinstance(event, ev.InferenceStarted)
-    state.inferences[event.model_call_id].append(event)
-    _lifecycle(state, event)
-
-
-def _keyed(attribute: str, key: str) -> Any:
-    def index(state: RunState, event: ev.Event) -> None:
-        getattr(state, attribute)[getattr(event, key)].append(event)
-
-    return index
-
-
-def _listed(attribute: str) -> Any:
-    def index(state: RunState, event: ev.Event) -> None:
-        getattr(state, attribute).append(event)
-
-    return index
-
-
-_INDEXERS: dict[type[ev.Event], Any] = {
-    ev.GoalRevised: _listed("goals"),
-    ev.ToolStarted: _keyed("tools_started", "action_id"),
-    ev.ToolFinished: _keyed("tools_finished", "action_id"),
-    ev.EffectIntended: _keyed("intents", "intent_id"),
-    ev.EffectTransitioned: _keyed("transitions", "intent_id"),
-    ev.EffectReceiptObserved: _keyed("receipts", "intent_id"),
-    ev.VerificationReceived: _keyed("verifications", "label"),
-    ev.WorkspaceSnapshotted: _keyed("snapshots", "snapshot_id"),
-    ev.RunStarted: _lifecycle,
-    ev.ResponseDisposed: _lifecycle,
-    ev.ReviewRecorded: _lifecycle,
-    ev.FinalizeRequested: _lifecycle,
-    ev.RunCancelled: _lifecycle,
-    ev.RunInterrupted: _lifecycle,
-    ev.InferenceStarted: _index_inference,
-    ev.RetrievalEvaluated: _keyed("retrievals", "retrieval_id"),
-    ev.InjectionRecorded: _keyed("injections", "injection_id"),
-    ev.NarrativeSubmitted: _listed("narratives"),
+# One small function per event type: where the event is filed in the state.
+_INDEXERS: dict[str, Callable[[RunState, Any], None]] = {
+    "goal.revised": lambda s, e: s.goals.append(e),
+    "tool.started": lambda s, e: s.tools_started[e.action_id].append(e),
+    "tool.finished": lambda s, e: s.tools_finished[e.action_id].append(e),
+    "effect.intent": lambda s, e: s.intents[e.intent_id].append(e),
+    "effect.transition": lambda s, e: s.transitions[e.intent_id].append(e),
+    "effect.receipt": lambda s, e: s.receipts[e.intent_id].append(e),
+    "verification.receipt": lambda s, e: s.verifications[e.label].append(e),
+    "workspace.snapshot": lambda s, e: s.snapshots[e.snapshot_id].append(e),
+    "run.started": lambda s, e: s.lifecycle[e.TYPE].append(e),
+    "response.disposition": lambda s, e: s.lifecycle[e.TYPE].append(e),
+    "review.recorded": lambda s, e: s.lifecycle[e.TYPE].append(e),
+    "finalize.requested": lambda s, e: s.lifecycle[e.TYPE].append(e),
+    "run.cancelled": lambda s, e: s.lifecycle[e.TYPE].append(e),
+    "run.interrupted": lambda s, e: s.lifecycle[e.TYPE].append(e),
+    "inference.started": lambda s, e: _file_inference(s, e),
+    "retrieval.evaluated": lambda s, e: s.retrievals[e.retrieval_id].append(e),
+    "injection.recorded": lambda s, e: s.injections[e.injection_id].append(e),
+    "narrative.submitted": lambda s, e: s.narratives.append(e),
 }

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 import orjson
 
@@ -37,8 +37,7 @@ class ReplayStats:
         )
 
 
-@dataclass(frozen=True, slots=True)
-class SourceItem:
+class SourceItem(NamedTuple):
     """One input item: where it came from, its raw bytes, and its decoded object if any."""
 
     origin_file: str
@@ -64,7 +63,7 @@ def jsonl_items(path: Path, limits: Limits) -> Iterator[SourceItem]:
     with path.open("rb") as handle:
         for number, line in enumerate(handle, start=1):
             raw = line.rstrip(b"\r\n")
-            if not raw.strip():
+            if not raw or raw.isspace():
                 continue
             if len(raw) > limits.max_event_bytes:
                 error = InvalidEvent(
