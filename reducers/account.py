@@ -357,20 +357,33 @@ def _checks(state: RunState) -> Checks:
             pid = f"check:{label}"
             if receipt is None:
                 rows.append(
-                    {"label": label, "state": "missing", "result": None, "scope": None,
-                     "tests_executed": None, "candidate_snapshot": None, "check_id": None,
-                     "required": True}
-                )  # fmt: skip
+                    {
+                        "label": label,
+                        "state": "missing",
+                        "result": None,
+                        "scope": None,
+                        "tests_executed": None,
+                        "candidate_snapshot": None,
+                        "check_id": None,
+                        "required": True,
+                    }
+                )
                 predicates.append(_predicate(pid, UNSATISFIED, "missing", ()))
                 continue
             own = views.get(receipt.candidate_snapshot)
             check_state = _check_state(receipt, own, cand)
             rows.append(
-                {"label": label, "state": check_state, "result": receipt.result,
-                 "scope": receipt.scope, "tests_executed": receipt.tests_executed,
-                 "candidate_snapshot": receipt.candidate_snapshot,
-                 "check_id": receipt.check_id, "required": label in required}
-            )  # fmt: skip
+                {
+                    "label": label,
+                    "state": check_state,
+                    "result": receipt.result,
+                    "scope": receipt.scope,
+                    "tests_executed": receipt.tests_executed,
+                    "candidate_snapshot": receipt.candidate_snapshot,
+                    "check_id": receipt.check_id,
+                    "required": label in required,
+                }
+            )
             if label not in required:
                 continue
             evidence: list[ev.Event] = [receipt]

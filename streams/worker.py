@@ -225,8 +225,11 @@ def build_app(settings: Settings, options: WorkerOptions) -> Any:
             if activity.idle_for() >= idle:
                 log.info(
                     "idle for %.1fs: stopping (forwarded %d, folded %d, dead letters %d)",
-                    idle, activity.forwarded, activity.folded, activity.dead_letters,
-                )  # fmt: skip
+                    idle,
+                    activity.forwarded,
+                    activity.folded,
+                    activity.dead_letters,
+                )
                 os.kill(os.getpid(), signal.SIGTERM)
 
     @app.page("/outcomes/stats")
@@ -316,25 +319,66 @@ def run_worker(settings: Settings, options: WorkerOptions, loglevel: str = "info
     metavar="SECONDS",
     help="Exit cleanly after this many seconds without input (backfills, tests).",
 )
-@click.option("--app-id", default="outcomes-worker", show_default=True,
-              help="Consumer group and table namespace; one id shares the load.")  # fmt: skip
-@click.option("--partitions", type=int, default=None,
-              help="Partitions of the run log and tables [default: topic table].")  # fmt: skip
-@click.option("--replication", type=int, default=1, show_default=True,
-              help="Replication factor of the tables' changelog topics.")  # fmt: skip
-@click.option("--web-port", type=int, default=6066, show_default=True,
-              help="Port of the stats and Prometheus /metrics endpoint (127.0.0.1).")  # fmt: skip
+@click.option(
+    "--app-id",
+    default="outcomes-worker",
+    show_default=True,
+    help="Consumer group and table namespace; one id shares the load.",
+)
+@click.option(
+    "--partitions",
+    type=int,
+    default=None,
+    help="Partitions of the run log and tables [default: topic table].",
+)
+@click.option(
+    "--replication",
+    type=int,
+    default=1,
+    show_default=True,
+    help="Replication factor of the tables' changelog topics.",
+)
+@click.option(
+    "--web-port",
+    type=int,
+    default=6066,
+    show_default=True,
+    help="Port of the stats and Prometheus /metrics endpoint (127.0.0.1).",
+)
 @click.option("--no-web", is_flag=True, help="Do not serve the web endpoint.")
-@click.option("--cache-runs", type=int, default=10_000, show_default=True,
-              help="Runs kept in memory; others are rebuilt from the tables on use.")  # fmt: skip
-@click.option("--rocksdb-cache-mib", type=int, default=16, show_default=True,
-              help="RocksDB block cache per table partition.")  # fmt: skip
-@click.option("--rocksdb-write-buffer-mib", type=int, default=8, show_default=True,
-              help="RocksDB write buffer per table partition.")  # fmt: skip
-@click.option("--state-dir", type=click.Path(file_okay=False, path_type=Path), default=None,
-              help="Where table files live [OUTCOMES_STATE_DIR].")  # fmt: skip
-@click.option("--loglevel", default="warning", show_default=True,
-              type=click.Choice(["debug", "info", "warning", "error"]))  # fmt: skip
+@click.option(
+    "--cache-runs",
+    type=int,
+    default=10_000,
+    show_default=True,
+    help="Runs kept in memory; others are rebuilt from the tables on use.",
+)
+@click.option(
+    "--rocksdb-cache-mib",
+    type=int,
+    default=16,
+    show_default=True,
+    help="RocksDB block cache per table partition.",
+)
+@click.option(
+    "--rocksdb-write-buffer-mib",
+    type=int,
+    default=8,
+    show_default=True,
+    help="RocksDB write buffer per table partition.",
+)
+@click.option(
+    "--state-dir",
+    type=click.Path(file_okay=False, path_type=Path),
+    default=None,
+    help="Where table files live [OUTCOMES_STATE_DIR].",
+)
+@click.option(
+    "--loglevel",
+    default="warning",
+    show_default=True,
+    type=click.Choice(["debug", "info", "warning", "error"]),
+)
 def worker(
     bootstrap: str | None,
     until_idle: float | None,

@@ -97,7 +97,7 @@ BODIES: dict[str, st.SearchStrategy[Body]] = {
                     "contradicted",
                     "compensated",
                 ]
-            ),  # fmt: skip
+            ),
             "attempt_id": st.sampled_from([None, "t1"]),
             "reason": st.sampled_from([None, "policy"]),
         }
