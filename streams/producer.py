@@ -22,11 +22,27 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from types import TracebackType
-from typing import TYPE_CHECKING, Any, Literal, TypedDict
+from typing import TYPE_CHECKING, Any, TypedDict
 
 from confluent_kafka import KafkaException, Producer
 
 from reducers.catalog import EVENT_TOPICS
+
+# Enum values of SPEC section 2 come from the core's event values (a test checks them
+# against the Avro schemas).
+from reducers.events import (
+    ArtifactChange,
+    CheckResult,
+    Completion,
+    ReceiptObservation,
+    ReceiptOrigin,
+    ReviewState,
+    ToolOutcome,
+)
+from reducers.events import Author as AuthoredBy
+from reducers.events import Decision as CandidateDecision
+from reducers.events import EffectState as TransitionState
+from reducers.events import Scope as CheckScope
 from streams.codec import Codec
 from streams.exceptions import (
     DeliveryError,
@@ -46,31 +62,6 @@ _ERROR_LOG_INTERVAL = 30.0  # seconds between two logs of the same client error
 # logging; the throttled `error_cb` warning above already names the cause.
 _librdkafka_log = logging.getLogger(f"{__name__}.librdkafka")
 _librdkafka_log.addHandler(logging.NullHandler())
-
-# Enum values of SPEC section 2 (a test checks them against the Avro schemas).
-AuthoredBy = Literal["user", "product_rule", "model"]
-CheckScope = Literal["focused", "suite"]
-ToolOutcome = Literal["succeeded", "failed", "indeterminate", "not_applicable"]
-TransitionState = Literal[
-    "prepared",
-    "denied",
-    "approved",
-    "active",
-    "unknown",
-    "observed",
-    "completed",
-    "contradicted",
-    "compensated",
-]
-ReceiptOrigin = Literal["provider_receipt", "provider_query", "reconciliation", "user_attestation"]
-ReceiptObservation = Literal["present", "absent", "failed"]
-CheckResult = Literal["pass", "fail", "indeterminate"]
-ArtifactChange = Literal[
-    "added", "modified", "deleted", "renamed", "generated", "excluded", "quarantined"
-]
-Completion = Literal["completed", "contained", "cancelled"]
-ReviewState = Literal["pass", "fail", "indeterminate", "revise"]
-CandidateDecision = Literal["selected", "withheld"]
 
 # `occurred_at`: an aware datetime, an RFC 3339 string, or int microseconds (UTC).
 Timestamp = datetime | str | int
