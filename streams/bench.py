@@ -1,0 +1,670 @@
+"""`outcomes bench`: end-to-end throughput, latency, memory and per-event cost.
+
+One worker and one sink run for the whole benchmark, as subprocesses, exactly as
+`outcomes worker` and `outcomes sink` (the sink through a thin probe that notes when
+each INSERT returned; see docs/benchmarks.md). Phases, all against the real broker
+and a fresh chDB:
+
+1. throughput: publish a realistic mix as fast as the SDK goes; events/s from the first
+   produce until the last account revision of those runs is stored in ClickHouse;
+2. raw ceiling: consume the same input records with confluent-kafka and decode them
+   with `Codec().decode_event_fast`, nothing else, in one process;
+3. per-event cost: runs of 10, 1,000 and 100,000 events, wall and CPU time per event;
+4. latency: publish at half the throughput measured in 1 for a while; for every
+   revision, ClickHouse INSERT acknowledgement time minus its `observation_cutoff`
+   (the send-time stamp of the latest event folded into it);
+5. peak RSS (VmHWM) of the worker and the sink.
+
+Results go to `bench/results/<date>.json`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import platform
+import signal
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import asdict, dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from types import FrameType
+from typing import Any
+
+import click
+
+from reducers.catalog import INPUT_TOPICS, OUTPUT_TOPICS, RUN_LOG_TOPIC
+from reducers.errors import OutcomesError
+from sinks.rows import Row
+from sinks.writer import ClickHouseWriter, WriteReport
+from streams.demo import (
+    Child,
+    committed_offsets,
+    delete_worker_internals,
+    end_offsets,
+    ensure_broker,
+    migrate_clickhouse,
+    start_group_at,
+    worker_argv,
+)
+from streams.loadgen import LoadResult, LoadSpec, default_prefix, padding_for_size, publish_load
+from streams.settings import Settings
+
+TARGET_EVENTS_PER_S = 20_000
+TARGET_P99_S = 1.0
+
+
+class BenchError(OutcomesError):
+    """The benchmark could not complete a phase. Operators: the message names the phase;
+    the worker's and sink's logs are kept in the bench work directory it names."""
+
+
+class PhaseTimeout(BenchError):
+    """A phase's load was not in ClickHouse within its time budget."""
+
+
+# --------------------------------------------------------------------------- probe sink
+
+
+class TimedWriter(ClickHouseWriter):
+    """The sink's writer, noting when each INSERT of account revisions returned.
+
+    One JSON line per write: `[ack_time_s, [[run_id, revision, cutoff_us], ...]]`. A row
+    is queryable once its synchronous INSERT returned, so that is its visibility time.
+    """
+
+    def __init__(self, dsn: str, log_path: Path) -> None:
+        super().__init__(dsn)
+        self._log = log_path.open("a", buffering=1)
+
+    def write_rows(self, rows: Mapping[str, Sequence[Row]]) -> WriteReport:
+        report = super().write_rows(rows)
+        acked = time.time()
+        revisions = [[r[0], r[1], r[6]] for r in rows.get("account_revisions", ())]
+        if revisions:
+            self._log.write(json.dumps([acked, revisions]) + "\n")
+        return report
+
+
+def probe_sink(bootstrap: str, dsn: str, group: str, log_path: Path, batch_seconds: float) -> None:
+    """Run `outcomes sink` with a TimedWriter until SIGTERM (the bench's sink process)."""
+    from sinks.consumer import Sink, SinkConfig
+
+    settings = Settings.load(bootstrap=bootstrap, clickhouse=dsn)
+    config = SinkConfig(group_id=group, batch_seconds=batch_seconds)
+    sink = Sink(settings, config, writer=TimedWriter(dsn, log_path))
+
+    def graceful(signum: int, frame: FrameType | None) -> None:
+        sink.stop()
+
+    signal.signal(signal.SIGTERM, graceful)
+    signal.signal(signal.SIGINT, graceful)
+    sink.run()
+
+
+class AckLog:
+    """Reads the probe's log incrementally: first ack time and cutoff per revision."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._offset = 0
+        self.acks: dict[tuple[str, int], tuple[float, int]] = {}
+
+    def refresh(self) -> None:
+        if not self.path.exists():
+            return
+        with self.path.open("rb") as handle:
+            handle.seek(self._offset)
+            data = handle.read()
+        end = data.rfind(b"\n") + 1
+        self._offset += end
+        for line in data[:end].splitlines():
+            acked, revisions = json.loads(line)
+            for run_id, revision, cutoff in revisions:
+                self.acks.setdefault((run_id, revision), (acked, cutoff))
+
+    def for_prefix(self, prefix: str) -> dict[tuple[str, int], tuple[float, int]]:
+        head = prefix + "-"
+        return {k: v for k, v in self.acks.items() if k[0].startswith(head)}
+
+
+# --------------------------------------------------------------------------- measuring
+
+
+def read_status(pid: int) -> dict[str, int]:
+    """VmHWM / VmRSS of a process in bytes (Linux /proc)."""
+    found: dict[str, int] = {}
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        key, _, value = line.partition(":")
+        if key in ("VmHWM", "VmRSS"):
+            found[key] = int(value.split()[0]) * 1024
+    return found
+
+
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU seconds a process has used so far."""
+    stat = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(stat[11]) + int(stat[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def machine() -> dict[str, Any]:
+    """What the benchmark ran on: cores, memory, CPU model, load."""
+    model = "unknown"
+    for line in Path("/proc/cpuinfo").read_text().splitlines():
+        if line.startswith("model name"):
+            model = line.split(":", 1)[1].strip()
+            break
+    mem_kib = 0
+    for line in Path("/proc/meminfo").read_text().splitlines():
+        if line.startswith("MemTotal:"):
+            mem_kib = int(line.split()[1])
+    return {
+        "nproc": os.cpu_count(),
+        "memory_gib": round(mem_kib / 2**20, 1),
+        "cpu_model": model,
+        "loadavg_at_start": list(os.getloadavg()),
+        "python": platform.python_version(),
+        "kernel": platform.release(),
+    }
+
+
+def percentile(values: Sequence[float], q: float) -> float:
+    """The q-quantile (0..1) by nearest rank."""
+    if not values:
+        return float("nan")
+    ordered = sorted(values)
+    index = min(len(ordered) - 1, max(0, round(q * len(ordered) + 0.5) - 1))
+    return ordered[index]
+
+
+@dataclass
+class Pipeline:
+    """The running worker and probe sink, and how to tell when they caught up."""
+
+    settings: Settings
+    app_id: str
+    sink_group: str
+    worker: Child
+    sink: Child
+    acks: AckLog
+
+    def drained(self, inputs_end: Mapping[tuple[str, int], int], timeout: float) -> None:
+        """Wait until the worker consumed up to `inputs_end` and the sink everything after."""
+        deadline = time.monotonic() + timeout
+        self._wait(self.app_id, inputs_end, deadline, "worker (input topics)")
+        run_log = end_offsets(self.settings, [RUN_LOG_TOPIC])
+        self._wait(self.app_id, run_log, deadline, "worker (run log)")
+        outputs = end_offsets(self.settings, list(OUTPUT_TOPICS.values()))
+        self._wait(self.sink_group, outputs, deadline, "sink")
+
+    def _wait(
+        self, group: str, target: Mapping[tuple[str, int], int], deadline: float, what: str
+    ) -> None:
+        wanted = {tp: o for tp, o in target.items() if o > 0}
+        while True:
+            for child in (self.worker, self.sink):
+                if child.poll() is not None:
+                    raise BenchError(
+                        f"{child.name} exited with {child.poll()}: {child.tail()} "
+                        f"(log: {child.log_path})"
+                    )
+            done = committed_offsets(self.settings, group, list(wanted))
+            if all(done[tp] >= o for tp, o in wanted.items()):
+                return
+            if time.monotonic() > deadline:
+                behind = sum(o - max(0, done[tp]) for tp, o in wanted.items() if done[tp] < o)
+                raise PhaseTimeout(f"{what} still {behind:,} records behind at the phase timeout")
+            time.sleep(0.25)
+
+    def cpu(self) -> dict[str, float]:
+        return {"worker": cpu_seconds(self.worker.pid), "sink": cpu_seconds(self.sink.pid)}
+
+
+@dataclass
+class PhaseResult:
+    """One measured load: what was sent and when its last revision became visible."""
+
+    name: str
+    runs: int
+    events: int
+    seconds: float
+    events_per_s: float
+    runs_with_revisions: int
+    revisions: int
+    publish_seconds: float
+    cpu_us_per_event: dict[str, float] = field(default_factory=dict)
+    latency_s: dict[str, float] = field(default_factory=dict)
+    offered_rate: float | None = None
+    complete: bool = True
+    events_folded: int | None = None
+
+
+def run_phase(
+    pipe: Pipeline,
+    name: str,
+    spec: LoadSpec,
+    *,
+    timeout: float,
+    echo: Callable[[str], None],
+    latency: bool = False,
+) -> tuple[PhaseResult, LoadResult]:
+    """Publish one load, wait until it is in ClickHouse, and measure it."""
+    cpu0 = pipe.cpu()
+    run_log_start = end_offsets(pipe.settings, [RUN_LOG_TOPIC])
+    load = publish_load(pipe.settings, spec)
+    inputs_end = end_offsets(pipe.settings, list(INPUT_TOPICS))
+    try:
+        pipe.drained(inputs_end, timeout)
+    except PhaseTimeout as exc:
+        # Report how far the worker got: run-log records it folded since the phase began.
+        elapsed = time.time() - load.first_produce_at
+        done = committed_offsets(pipe.settings, pipe.app_id, list(run_log_start))
+        folded = sum(max(0, done[tp] - o) for tp, o in run_log_start.items())
+        cpu1 = pipe.cpu()
+        echo(
+            f"{name}: NOT finished within {timeout:.0f} s ({exc}); the worker folded "
+            f"{folded:,} of {load.events:,} events ({folded / elapsed:,.0f} events/s)"
+        )
+        partial = PhaseResult(
+            name=name,
+            runs=load.runs,
+            events=load.events,
+            seconds=round(elapsed, 3),
+            events_per_s=round(folded / elapsed, 1),
+            runs_with_revisions=0,
+            revisions=0,
+            publish_seconds=round(load.seconds, 3),
+            cpu_us_per_event={
+                k: round((cpu1[k] - cpu0[k]) / max(1, folded) * 1e6, 1) for k in ("worker", "sink")
+            },
+            offered_rate=spec.rate,
+            complete=False,
+            events_folded=folded,
+        )
+        return partial, load
+    cpu1 = pipe.cpu()
+    pipe.acks.refresh()
+    acks = pipe.acks.for_prefix(spec.prefix)
+    if not acks:
+        raise BenchError(f"phase {name}: no account revision of {spec.prefix}-* reached ClickHouse")
+    last = max(acked for acked, _ in acks.values())
+    seconds = last - load.first_produce_at
+    runs_seen = len({run_id for run_id, _ in acks})
+    result = PhaseResult(
+        name=name,
+        runs=load.runs,
+        events=load.events,
+        seconds=round(seconds, 3),
+        events_per_s=round(load.events / seconds, 1),
+        runs_with_revisions=runs_seen,
+        revisions=len(acks),
+        publish_seconds=round(load.seconds, 3),
+        cpu_us_per_event={
+            k: round((cpu1[k] - cpu0[k]) / load.events * 1e6, 1) for k in ("worker", "sink")
+        },
+        offered_rate=spec.rate,
+    )
+    if latency:
+        lags = [acked - cutoff / 1e6 for acked, cutoff in acks.values()]
+        result.latency_s = {
+            "p50": round(percentile(lags, 0.50), 3),
+            "p90": round(percentile(lags, 0.90), 3),
+            "p99": round(percentile(lags, 0.99), 3),
+            "max": round(max(lags), 3),
+            "samples": len(lags),
+        }
+    if runs_seen != load.runs:
+        echo(f"warning: {name}: {runs_seen} of {load.runs} runs have a revision in ClickHouse")
+    echo(
+        f"{name}: {load.events:,} events in {load.runs:,} runs -> {result.events_per_s:,.0f} "
+        f"events/s end to end ({seconds:.1f} s; published in {load.seconds:.1f} s)"
+        + (
+            f"; latency p50 {result.latency_s['p50']} s, p99 {result.latency_s['p99']} s"
+            if latency
+            else ""
+        )
+    )
+    return result, load
+
+
+def raw_ceiling(
+    settings: Settings,
+    start: Mapping[tuple[str, int], int],
+    end: Mapping[tuple[str, int], int],
+) -> dict[str, float]:
+    """Consume the records between `start` and `end` and decode them; nothing else."""
+    from confluent_kafka import Consumer, TopicPartition
+
+    from streams.codec import Codec
+    from streams.exceptions import CodecError
+
+    codec = Codec(settings)
+    wanted = {tp: end[tp] - start[tp] for tp in start if end[tp] > start[tp]}
+    total = sum(wanted.values())
+    consumer = Consumer(
+        {
+            **settings.kafka_config(),
+            "group.id": f"outcomes-bench-raw-{os.getpid()}",
+            "enable.auto.commit": False,
+            "enable.partition.eof": False,
+        }
+    )
+    consumer.assign([TopicPartition(t, p, start[(t, p)]) for t, p in wanted])
+    remaining = dict(wanted)
+    count = decoded = undecodable = 0
+    t0 = time.perf_counter()
+    try:
+        while count < total:
+            messages = consumer.consume(num_messages=10_000, timeout=1.0)
+            if not messages and time.perf_counter() - t0 > 120:
+                raise BenchError(f"raw ceiling: read {count} of {total} records in 120 s")
+            for message in messages:
+                topic, partition, value = message.topic(), message.partition(), message.value()
+                if message.error() is not None:
+                    raise BenchError(f"raw ceiling: consumer error {message.error()}")
+                if topic is None or partition is None:
+                    continue
+                key = (topic, partition)
+                if remaining.get(key, 0) <= 0 or value is None:
+                    continue
+                remaining[key] -= 1
+                count += 1
+                try:
+                    codec.decode_event_fast(value)
+                except CodecError:
+                    undecodable += 1  # other traffic (e.g. malformed test input): counted
+                    continue
+                decoded += 1
+        seconds = time.perf_counter() - t0
+    finally:
+        consumer.close()
+    return {
+        "events": decoded,
+        "seconds": round(seconds, 3),
+        "events_per_s": round(decoded / seconds),
+    }
+
+
+# --------------------------------------------------------------------------- the bench
+
+
+@dataclass(frozen=True)
+class BenchPlan:
+    """Sizes of every phase (full or --quick)."""
+
+    throughput_runs: int
+    throughput_padding: float
+    latency_seconds: float
+    sizes: tuple[int, ...]
+    events_per_size: int
+    phase_timeout: float
+    size_timeout: float
+
+    @classmethod
+    def make(cls, quick: bool) -> BenchPlan:
+        if quick:
+            return cls(500, 4.0, 15.0, (10, 1_000, 10_000), 5_000, 180.0, 60.0)
+        return cls(2_000, 4.0, 45.0, (10, 1_000, 100_000), 20_000, 300.0, 120.0)
+
+
+def run_bench(
+    *,
+    quick: bool,
+    bootstrap: str | None = None,
+    clickhouse: str | None = None,
+    workers: int = 4,
+    sink_batch_seconds: float = 1.0,
+    echo: Callable[[str], None] = print,
+) -> dict[str, Any]:
+    """Run every phase and return the results document (see docs/benchmarks.md)."""
+    plan = BenchPlan.make(quick)
+    started = datetime.now(UTC)
+    work = Path(tempfile.mkdtemp(prefix="outcomes-bench-"))
+    dsn = clickhouse or f"chdb://{work / 'chdb'}"
+    settings = Settings.load(bootstrap=bootstrap, clickhouse=dsn)
+    prefix = default_prefix("bench")
+    app_id, sink_group = f"outcomes-{prefix}", f"outcomes-sink-{prefix}"
+    info = machine()
+    echo(f"bench {prefix}: {info['nproc']} cores, {info['cpu_model']}, work dir {work}")
+
+    ensure_broker(settings, echo)
+    from streams.topics import ensure_topics
+
+    ensure_topics(settings.kafka_config())
+    migrate_clickhouse(dsn)
+    start_group_at(settings, app_id, end_offsets(settings, [*INPUT_TOPICS, RUN_LOG_TOPIC]))
+    start_group_at(settings, sink_group, end_offsets(settings, list(OUTPUT_TOPICS.values())))
+
+    sink_cmd = [sys.executable, "-m", "streams.bench", "--probe-sink", settings.bootstrap, dsn]
+    sink_cmd += [sink_group, str(work / "acks.jsonl"), str(sink_batch_seconds)]
+    results: dict[str, Any] = {
+        "started_at": started.isoformat(),
+        "mode": "quick" if quick else "full",
+        "machine": info,
+        "settings": {
+            "agent_threads": workers,
+            "sink_batch_seconds": sink_batch_seconds,
+            "clickhouse": "chdb" if dsn.startswith("chdb:") else "server",
+            "bootstrap": settings.bootstrap,
+        },
+        "plan": asdict(plan),
+    }
+    try:
+        with (
+            Child(
+                "worker",
+                worker_argv(settings, app_id, until_idle=None, state_dir=work),
+                work / "worker.log",
+            ) as worker,
+            Child("sink", sink_cmd, work / "sink.log") as sink,
+        ):
+            pipe = Pipeline(settings, app_id, sink_group, worker, sink, AckLog(work / "acks.jsonl"))
+
+            def spec(name: str, runs: int, **kw: Any) -> LoadSpec:
+                return LoadSpec(
+                    runs=runs, prefix=f"{prefix}-{name}", workers=workers, stamp_now=True, **kw
+                )
+
+            t0 = time.monotonic()
+            warm, _ = run_phase(pipe, "warm-up", spec("warm", 70), timeout=180, echo=echo)
+            results["warm_up"] = asdict(warm) | {"startup_seconds": round(time.monotonic() - t0)}
+
+            before = end_offsets(settings, list(INPUT_TOPICS))
+            tput, _ = run_phase(
+                pipe,
+                "throughput",
+                spec(
+                    "tput",
+                    plan.throughput_runs,
+                    padding_mean=plan.throughput_padding,
+                    size_distribution="exponential",
+                ),
+                timeout=plan.phase_timeout,
+                echo=echo,
+            )
+            after = end_offsets(settings, list(INPUT_TOPICS))
+            results["throughput"] = asdict(tput)
+            ceiling = raw_ceiling(settings, before, after)
+            results["raw_ceiling"] = ceiling
+            echo(f"raw ceiling (consume + decode_event_fast): {ceiling['events_per_s']:,} events/s")
+
+            rate = max(1.0, tput.events_per_s / 2)
+            mean_events = tput.events / max(1, tput.runs)
+            lat_runs = max(7, int(rate * plan.latency_seconds / mean_events))
+            latency, _ = run_phase(
+                pipe,
+                "latency at half load",
+                spec(
+                    "lat",
+                    lat_runs,
+                    padding_mean=plan.throughput_padding,
+                    size_distribution="exponential",
+                    rate=rate,
+                ),
+                timeout=plan.phase_timeout,
+                echo=echo,
+                latency=True,
+            )
+            results["latency"] = asdict(latency)
+            results["peak_rss_bytes"] = {
+                "worker": read_status(worker.pid).get("VmHWM"),
+                "sink": read_status(sink.pid).get("VmHWM"),
+            }
+
+            # Smallest runs first: a size the worker cannot finish in its budget ends
+            # the sweep (its backlog would distort anything measured after it).
+            per_size: dict[str, Any] = {}
+            for size in plan.sizes:
+                runs = max(1, plan.events_per_size // size)
+                padding = padding_for_size("clean", size)
+                phase, _ = run_phase(
+                    pipe,
+                    f"runs of {size:,} events",
+                    spec(f"size{size}", runs, padding_mean=padding, scenarios=("clean",)),
+                    timeout=plan.size_timeout if size > 1_000 else plan.phase_timeout,
+                    echo=echo,
+                )
+                per_size[str(size)] = asdict(phase) | {
+                    "wall_us_per_event": round(1e6 / phase.events_per_s, 1)
+                    if phase.events_per_s
+                    else None
+                }
+                if not phase.complete:
+                    break
+            results["per_event_cost"] = per_size
+            results["peak_rss_bytes_after_size_sweep"] = {
+                "worker": read_status(worker.pid).get("VmHWM"),
+                "sink": read_status(sink.pid).get("VmHWM"),
+            }
+    finally:
+        delete_worker_internals(settings, app_id, echo)
+    results["finished_at"] = datetime.now(UTC).isoformat()
+    results["machine"]["loadavg_at_end"] = list(os.getloadavg())
+    results["targets"] = targets(results)
+    results["work_dir"] = str(work)
+    return results
+
+
+def targets(results: Mapping[str, Any]) -> dict[str, Any]:
+    """The issue's targets, each with its measured value and whether it was met."""
+    e2e = float(results["throughput"]["events_per_s"])
+    ceiling = float(results["raw_ceiling"]["events_per_s"])
+    p99 = float(results["latency"]["latency_s"]["p99"])
+    phases = results["per_event_cost"].values()
+    costs = [float(v["wall_us_per_event"]) for v in phases if v["wall_us_per_event"]]
+    flat = max(costs) / min(costs) if costs and min(costs) > 0 else float("inf")
+    if not all(v["complete"] for v in phases):
+        flat = float("inf")  # a size that did not finish is not flat
+    return {
+        "e2e_events_per_s>=20000": {"value": e2e, "met": e2e >= TARGET_EVENTS_PER_S},
+        "e2e>=half_raw_ceiling": {"value": round(e2e / ceiling, 4), "met": e2e >= ceiling / 2},
+        "p99_at_half_load<1s": {"value": p99, "met": p99 < TARGET_P99_S},
+        "flat_per_event_cost(max/min<=1.5)": {"value": round(flat, 2), "met": flat <= 1.5},
+    }
+
+
+def default_results_dir() -> Path:
+    """`bench/results` of the source checkout (else ./bench-results)."""
+    checkout = Path(__file__).resolve().parent.parent / "bench"
+    return checkout / "results" if checkout.is_dir() else Path.cwd() / "bench-results"
+
+
+def print_report(results: Mapping[str, Any], echo: Callable[[str], None] = print) -> None:
+    """A short human summary of a results document."""
+    m = results["machine"]
+    echo(f"machine: {m['nproc']} cores, {m['memory_gib']} GiB, {m['cpu_model']}")
+    echo(f"end to end: {results['throughput']['events_per_s']:,} events/s")
+    echo(f"raw ceiling: {results['raw_ceiling']['events_per_s']:,} events/s")
+    lat = results["latency"]
+    echo(
+        f"latency at {lat['offered_rate']:,.0f} events/s: p50 {lat['latency_s']['p50']} s, "
+        f"p99 {lat['latency_s']['p99']} s"
+    )
+    for size, phase in results["per_event_cost"].items():
+        done = "" if phase["complete"] else f" (NOT finished: {phase['events_folded']:,} folded)"
+        echo(
+            f"runs of {int(size):,} events: {phase['wall_us_per_event']} us/event wall, "
+            f"worker CPU {phase['cpu_us_per_event']['worker']} us/event{done}"
+        )
+    for label, key in (
+        ("mixed runs", "peak_rss_bytes"),
+        ("after sizes", "peak_rss_bytes_after_size_sweep"),
+    ):
+        rss = results[key]
+        echo(
+            f"peak RSS ({label}): worker {rss['worker'] / 2**20:.0f} MiB, "
+            f"sink {rss['sink'] / 2**20:.0f} MiB"
+        )
+    for name, verdict in results["targets"].items():
+        echo(f"target {name}: {verdict['value']} -> {'met' if verdict['met'] else 'NOT met'}")
+
+
+@click.command()
+@click.option("--quick", is_flag=True, help="Small phases (about 2 minutes) for a smoke check.")
+@click.option("--bootstrap", metavar="SERVERS", help="Kafka bootstrap [OUTCOMES_BOOTSTRAP].")
+@click.option(
+    "--clickhouse",
+    metavar="DSN",
+    help="ClickHouse DSN [default: a fresh chDB in a temporary directory].",
+)
+@click.option("--workers", type=int, default=4, show_default=True, help="Agent threads.")
+@click.option(
+    "--sink-batch-seconds",
+    type=float,
+    default=1.0,
+    show_default=True,
+    help="The sink's --batch-seconds (bounds latency from below).",
+)
+@click.option(
+    "--out",
+    type=click.Path(dir_okay=False, path_type=Path),
+    default=None,
+    help="Results file [default: bench/results/<UTC date>.json].",
+)
+def bench(
+    quick: bool,
+    bootstrap: str | None,
+    clickhouse: str | None,
+    workers: int,
+    sink_batch_seconds: float,
+    out: Path | None,
+) -> None:
+    """Measure the pipeline end to end against the real broker and ClickHouse.
+
+    Reports end-to-end events/s against the raw consume+decode ceiling, latency p50/p99
+    at half load, per-event cost for runs of 10 to 100,000 events and peak RSS of the
+    worker and the sink, and whether each target of docs/benchmarks.md was met.
+    """
+    try:
+        results = run_bench(
+            quick=quick,
+            bootstrap=bootstrap,
+            clickhouse=clickhouse,
+            workers=workers,
+            sink_batch_seconds=sink_batch_seconds,
+            echo=lambda m: click.echo(m, err=True),
+        )
+    except OutcomesError as exc:
+        raise click.ClickException(f"{type(exc).__name__}: {exc}") from None
+    if out is None:
+        stamp = datetime.now(UTC).strftime("%Y-%m-%d")
+        out = default_results_dir() / f"{stamp}{'-quick' if quick else ''}.json"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(json.dumps(results, indent=2) + "\n")
+    print_report(results, click.echo)
+    click.echo(f"results written to {out}")
+
+
+def _main(argv: Sequence[str]) -> None:
+    """`python -m streams.bench --probe-sink BOOTSTRAP DSN GROUP LOG BATCH_SECONDS`."""
+    if len(argv) == 6 and argv[0] == "--probe-sink":
+        probe_sink(argv[1], argv[2], argv[3], Path(argv[4]), float(argv[5]))
+        return
+    bench.main(args=list(argv), prog_name="outcomes bench")
+
+
+if __name__ == "__main__":
+    _main(sys.argv[1:])
