@@ -45,6 +45,20 @@ OUTPUT_KINDS: Final = tuple(OUTPUT_TOPICS)
 
 # Internal: every decoded input event, keyed by run_id, in the order the worker applies it.
 RUN_LOG_TOPIC: Final = "outcomes.run-log.v1"
+DEFAULT_APP_ID: Final = "outcomes-worker"
+
+
+def run_log_topic(app_id: str = DEFAULT_APP_ID) -> str:
+    """The run log of one worker deployment (app id).
+
+    Each app id folds its own run log, as it owns its own table changelogs: two
+    deployments on one cluster (a demo beside production, a test beside another) must
+    never fold each other's forwarded records. The default deployment's is the declared
+    `outcomes.run-log.v1`; any other app id gets `<app_id>-run-log`, which the worker
+    creates with the same settings.
+    """
+    return RUN_LOG_TOPIC if app_id == DEFAULT_APP_ID else f"{app_id}-run-log"
+
 
 SCHEMA_VERSION: Final = 1
 ASSEMBLER_VERSION: Final = "1.0.0"

@@ -36,7 +36,7 @@ from typing import Any
 
 import click
 
-from reducers.catalog import INPUT_TOPICS, OUTPUT_TOPICS, RUN_LOG_TOPIC
+from reducers.catalog import INPUT_TOPICS, OUTPUT_TOPICS, run_log_topic
 from reducers.errors import OutcomesError
 from sinks.rows import Row
 from sinks.writer import ClickHouseWriter, WriteReport
@@ -195,7 +195,7 @@ class Pipeline:
         """Wait until the worker consumed up to `inputs_end` and the sink everything after."""
         deadline = time.monotonic() + timeout
         self._wait(self.app_id, inputs_end, deadline, "worker (input topics)")
-        run_log = end_offsets(self.settings, [RUN_LOG_TOPIC])
+        run_log = end_offsets(self.settings, [run_log_topic(self.app_id)])
         self._wait(self.app_id, run_log, deadline, "worker (run log)")
         outputs = end_offsets(self.settings, list(OUTPUT_TOPICS.values()))
         self._wait(self.sink_group, outputs, deadline, "sink")
@@ -253,7 +253,7 @@ def run_phase(
 ) -> tuple[PhaseResult, LoadResult]:
     """Publish one load, wait until it is in ClickHouse, and measure it."""
     cpu0 = pipe.cpu()
-    run_log_start = end_offsets(pipe.settings, [RUN_LOG_TOPIC])
+    run_log_start = end_offsets(pipe.settings, [run_log_topic(pipe.app_id)])
     load = publish_load(pipe.settings, spec)
     inputs_end = end_offsets(pipe.settings, list(INPUT_TOPICS))
     try:
@@ -435,7 +435,7 @@ def run_bench(
 
     ensure_topics(settings.kafka_config())
     migrate_clickhouse(dsn)
-    start_group_at(settings, app_id, end_offsets(settings, [*INPUT_TOPICS, RUN_LOG_TOPIC]))
+    start_group_at(settings, app_id, end_offsets(settings, list(INPUT_TOPICS)))
     start_group_at(settings, sink_group, end_offsets(settings, list(OUTPUT_TOPICS.values())))
 
     sink_cmd = [sys.executable, "-m", "streams.bench", "--probe-sink", settings.bootstrap, dsn]

@@ -26,7 +26,7 @@ from typing import Any
 
 import click
 
-from reducers.catalog import INPUT_TOPICS, OUTPUT_TOPICS, RUN_LOG_TOPIC
+from reducers.catalog import DEFAULT_APP_ID, INPUT_TOPICS, OUTPUT_TOPICS, run_log_topic
 from reducers.errors import InvalidEvent, OutcomesError
 from reducers.records import OutputRecord, dead_letter
 from reducers.validate import parse_event
@@ -42,7 +42,7 @@ _SEPARATOR = "\x1f"  # ASCII unit separator: cannot appear in a valid run_id
 class WorkerOptions:
     """Worker knobs beyond the shared Settings (each has a CLI flag)."""
 
-    app_id: str = "outcomes-worker"
+    app_id: str = DEFAULT_APP_ID
     partitions: int = 6
     replication: int = 1
     until_idle: float | None = None
@@ -51,8 +51,11 @@ class WorkerOptions:
     cache_runs: int = 10_000
     rocksdb_cache_mib: int = 16
     rocksdb_write_buffer_mib: int = 8
-    commit_interval: float = 1.0
+    # Attached sends go out at commit time, so commits pace the pipeline: commit often.
+    commit_interval: float = 0.2
+    commit_every: int = 2_000
     standby_replicas: int = 0
+    producer_buffer: int = 10_000
 
 
 class WorkerError(OutcomesError):
@@ -60,24 +63,27 @@ class WorkerError(OutcomesError):
 
 
 class TableEventStore:
-    """`EventStore` over two changelog-backed faust tables.
+    """`EventStore` over one changelog-backed faust table.
 
-    `run_events[b"<run_id>\\x1f<seq>"]` holds the encoded event; `run_counts[run_id]` the
-    number stored. Both are read and written only during stream iteration, so faust picks
-    the partition of the record being processed: the run's own partition.
+    `run_events[b"<run_id>\\x1f<seq>"]` holds the run's event number `seq`. Keys are
+    read and written only during stream iteration, so faust picks the partition of the
+    record being processed: the run's own partition. A run's count is found by probing
+    `seq` upwards (only when a run is rebuilt, which reads every event anyway); one
+    table write per applied event.
     """
 
-    def __init__(self, events: Any, counts: Any) -> None:
+    def __init__(self, events: Any) -> None:
         self.events = events
-        self.counts = counts
 
     @staticmethod
     def _key(run_id: str, seq: int) -> bytes:
         return f"{run_id}{_SEPARATOR}{seq}".encode()
 
     def count(self, run_id: str) -> int:
-        raw = self.counts.get(run_id.encode())
-        return int(raw) if raw is not None else 0
+        seq = 0
+        while self.events.get(self._key(run_id, seq)) is not None:
+            seq += 1
+        return seq
 
     def get(self, run_id: str, seq: int) -> bytes:
         value = self.events.get(self._key(run_id, seq))
@@ -88,7 +94,6 @@ class TableEventStore:
 
     def append(self, run_id: str, seq: int, raw: bytes) -> None:
         self.events[self._key(run_id, seq)] = raw
-        self.counts[run_id.encode()] = str(seq + 1).encode()
 
 
 def build_app(settings: Settings, options: WorkerOptions) -> Any:
@@ -112,6 +117,7 @@ def build_app(settings: Settings, options: WorkerOptions) -> Any:
         topic_allow_declare=True,
         consumer_auto_offset_reset="earliest",
         broker_commit_interval=options.commit_interval,
+        broker_commit_every=options.commit_every,
         table_standby_replicas=options.standby_replicas,
         web_enabled=options.web_enabled,
         web_port=options.web_port,
@@ -119,6 +125,10 @@ def build_app(settings: Settings, options: WorkerOptions) -> Any:
         producer_acks=-1,
         producer_max_request_size=8 * 1024 * 1024,
         stream_wait_empty=False,
+        # Every send from an agent is attached to the offset of the record that caused
+        # it: faust publishes attached messages before committing that offset, waits for
+        # their acknowledgement, and crashes rather than commit when one fails.
+        stream_publish_on_commit=True,
     )
     rocksdb = {
         "driver": "rocksdict",
@@ -129,26 +139,26 @@ def build_app(settings: Settings, options: WorkerOptions) -> Any:
     }
     inputs = app.topic(*INPUT_TOPICS, key_serializer="raw", value_serializer="raw")
     run_log = app.topic(
-        RUN_LOG_TOPIC, partitions=options.partitions, key_serializer="raw", value_serializer="raw"
+        run_log_topic(options.app_id),
+        partitions=options.partitions,
+        key_serializer="raw",
+        value_serializer="raw",
     )
     outputs = {
         kind: app.topic(name, key_serializer="raw", value_serializer="raw")
         for kind, name in OUTPUT_TOPICS.items()
     }
     changelog_configs = {"max.message.bytes": str(settings.limits.max_event_bytes + 64 * 1024)}
-    events_table, counts_table = (
-        app.Table(
-            name,
-            key_type=bytes,  # bytes types make faust use the raw serializer
-            value_type=bytes,
-            partitions=options.partitions,
-            options=dict(rocksdb),
-            extra_topic_configs=changelog_configs,
-        )
-        for name in ("run-events", "run-counts")
+    events_table = app.Table(
+        "run-events",
+        key_type=bytes,  # bytes types make faust use the raw serializer
+        value_type=bytes,
+        partitions=options.partitions,
+        options=rocksdb,
+        extra_topic_configs=changelog_configs,
     )
     folder = RunFolder(
-        TableEventStore(events_table, counts_table),
+        TableEventStore(events_table),
         codec.decode_event_fast,
         settings.limits,
         cache_runs=options.cache_runs,
@@ -216,6 +226,13 @@ def build_app(settings: Settings, options: WorkerOptions) -> Any:
         folder.clear_cache()
         activity.touch()
         log.info("partitions assigned: %d", len(args[0]) if args else 0)
+
+    @app.task
+    async def widen_producer_buffer() -> None:
+        # Table writes queue in faust's ProducerBuffer; at its default of 100 pending
+        # messages the stream stops to flush ("producer buffer full"), one message at a
+        # time. A larger buffer keeps the stream moving; commits still flush it all.
+        app.producer.buffer.max_messages = options.producer_buffer
 
     if options.until_idle is not None:
         idle = options.until_idle
@@ -293,6 +310,24 @@ def _credentials(settings: Settings) -> Any:
     )
 
 
+def ensure_run_log(settings: Settings, options: WorkerOptions) -> None:
+    """Create this app id's run log if missing, like the declared one (streams/topics.py).
+
+    Done before the worker starts: a forward to a missing topic must never be the first
+    thing to find out.
+    """
+    from dataclasses import replace
+
+    from reducers.catalog import RUN_LOG_TOPIC
+    from streams.topics import TOPICS, ensure_topics
+
+    declared = next(spec for spec in TOPICS if spec.name == RUN_LOG_TOPIC)
+    spec = replace(declared, name=run_log_topic(options.app_id), partitions=options.partitions)
+    report = ensure_topics(settings.kafka_config(), (spec,))
+    if report.drift:
+        raise WorkerError(f"run log {spec.name} differs from its declaration: {report.drift}")
+
+
 def run_worker(settings: Settings, options: WorkerOptions, loglevel: str = "info") -> int:
     """Start the worker and block until it stops; returns the process exit code."""
     import faust
@@ -300,6 +335,11 @@ def run_worker(settings: Settings, options: WorkerOptions, loglevel: str = "info
     from streams.runtime import tune_gc
 
     tune_gc()
+    # aiokafka logs every frame at DEBUG; even filtered out, building those records cost
+    # about a tenth of the worker's time. Keep it at WARNING unless debugging.
+    level = getattr(logging, loglevel.upper())
+    logging.getLogger("aiokafka").setLevel(max(level, logging.WARNING))
+    ensure_run_log(settings, options)
     app = build_app(settings, options)
     worker = faust.Worker(app, loglevel=loglevel, quiet=True, redirect_stdouts=False)
     try:
@@ -398,10 +438,11 @@ def worker(
     Stops gracefully on SIGTERM (commits what it has processed). Several workers with the
     same --app-id split the partitions between them.
     """
+    from reducers.catalog import RUN_LOG_TOPIC
     from streams.topics import TOPICS
 
     settings = Settings.load(bootstrap=bootstrap, state_dir=state_dir)
-    run_log = next(spec for spec in TOPICS if spec.name == RUN_LOG_TOPIC)
+    run_log = next(spec for spec in TOPICS if spec.name == RUN_LOG_TOPIC)  # its partitions
     options = WorkerOptions(
         app_id=app_id,
         partitions=partitions or run_log.partitions,
