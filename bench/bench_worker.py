@@ -1,0 +1,264 @@
+"""`outcomes worker` throughput on the dev broker, beside the raw consume+decode ceiling.
+
+One run measures, against the real broker:
+- sustained events/s through the worker (both stages) for a pre-produced generated load:
+  from the first run-log record the worker wrote (its first event consumed) to the last
+  output record it produced, both by Kafka record timestamps; plus the ingest stage alone
+  (first to last run-log record) and the wall time including start-up;
+- the raw ceiling: the same input records consumed with confluent-kafka and decoded with
+  `Codec().decode_event_fast`, nothing else, in this process;
+- the worker's peak RSS (VmHWM from /proc/<pid>/status);
+- per-event cost as runs grow: loads made of runs of ~10, ~1,000 and ~10,000 events.
+
+Each load gets its own consumer group that starts at the current ends (as the worker
+tests do, tests/worker_support.py), so earlier traffic is not re-read. Prints figures;
+asserts nothing.
+
+    .venv/bin/python -m bench.bench_worker [--events 50000] [--size-events 10000]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import tempfile
+import threading
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from confluent_kafka import Consumer, TopicPartition
+
+from reducers.catalog import INPUT_TOPICS
+from streams.codec import Codec
+from streams.settings import Settings
+from streams.workload import SCENARIOS, generate_run, generate_runs, interleave
+from tests.worker_support import (
+    Event,
+    KafkaConfig,
+    TopicOffsets,
+    WorkerProcess,
+    delete_app,
+    end_offsets,
+    finish,
+    isolate_group,
+    produce_events,
+    unique_name,
+)
+
+
+@dataclass(frozen=True)
+class WorkerFigures:
+    """What one worker run over one load measured."""
+
+    events: int
+    runs: int
+    seconds: float  # first run-log record -> last output record
+    ingest_seconds: float  # first -> last run-log record
+    wall_seconds: float  # process start -> exit
+    outputs: int
+    peak_rss_mib: float
+
+    @property
+    def rate(self) -> float:
+        return self.events / self.seconds if self.seconds > 0 else float("nan")
+
+    @property
+    def micros_per_event(self) -> float:
+        return self.seconds / self.events * 1e6
+
+
+def peak_rss_mib(pid: int) -> float | None:
+    """VmHWM of a live process, in MiB (None once it has exited)."""
+    try:
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) / 1024
+    except OSError:
+        return None
+    return None
+
+
+def timestamps(
+    config: KafkaConfig, start: TopicOffsets, prefix: str | None
+) -> tuple[int, list[int]]:
+    """(records, their Kafka timestamps in ms) from `start` to the current ends, only
+    records keyed under `prefix` when given."""
+    ends = end_offsets(config, {t for t, _ in start})
+    pending = {tp: end for tp, end in ends.items() if end > start[tp]}
+    consumer = Consumer({**config, "group.id": unique_name("bench"), "enable.auto.commit": False})
+    stamps: list[int] = []
+    count = 0
+    try:
+        consumer.assign([TopicPartition(t, p, start[(t, p)]) for t, p in pending])
+        while pending:
+            for msg in consumer.consume(10_000, timeout=0.5):
+                if msg.error() is not None:
+                    raise RuntimeError(str(msg.error()))
+                if prefix is not None and not (msg.key() or b"").startswith(prefix.encode()):
+                    continue
+                count += 1
+                stamps.append(msg.timestamp()[1])
+            positions = consumer.position([TopicPartition(t, p) for t, p in pending])
+            for tp in positions:
+                if tp.offset >= pending[(tp.topic, tp.partition)]:
+                    del pending[(tp.topic, tp.partition)]
+    finally:
+        consumer.close()
+    return count, stamps
+
+
+def run_worker(
+    config: KafkaConfig, bootstrap: str, events: Sequence[Event], prefix: str, tmp: Path
+) -> WorkerFigures:
+    """Pre-produce `events`, run one worker over them until done, and measure."""
+    app_id = unique_name("bench-app")
+    marks = isolate_group(config, app_id)
+    try:
+        produce_events(config, events, Codec())
+        worker = WorkerProcess(
+            app_id=app_id,
+            state_dir=tmp / app_id,
+            bootstrap=bootstrap,
+            log_path=tmp / f"{app_id}.log",
+            until_idle=3.0,
+        )
+        peak = [0.0]
+        started = time.monotonic()
+        worker.start()
+
+        def watch() -> None:
+            while worker.alive():
+                rss = peak_rss_mib(worker.pid)
+                if rss is not None:
+                    peak[0] = max(peak[0], rss)
+                time.sleep(0.2)
+
+        watcher = threading.Thread(target=watch, daemon=True)
+        watcher.start()
+        try:
+            finish([worker], config, timeout=1800)
+        finally:
+            worker.stop()
+        wall = time.monotonic() - started
+        watcher.join()
+        _, log_stamps = timestamps(config, marks.run_log_start(config), prefix)
+        outputs, out_stamps = timestamps(config, marks.outputs, prefix)
+        runs = len({e["run_id"] for e in events})
+        return WorkerFigures(
+            events=len(events),
+            runs=runs,
+            seconds=(max(out_stamps) - min(log_stamps)) / 1000,
+            ingest_seconds=(max(log_stamps) - min(log_stamps)) / 1000,
+            wall_seconds=wall,
+            outputs=outputs,
+            peak_rss_mib=peak[0],
+        )
+    finally:
+        delete_app(config, app_id)
+
+
+def raw_ceiling(config: KafkaConfig, start: TopicOffsets, prefix: str) -> tuple[int, float]:
+    """(records, seconds) to consume the load's input records and decode each with
+    `decode_event_fast`, nothing else (one consumer, this process)."""
+    ends = end_offsets(config, INPUT_TOPICS)
+    pending = {tp: end for tp, end in ends.items() if end > start[tp]}
+    codec = Codec()
+    consumer = Consumer(
+        {
+            **config,
+            "group.id": unique_name("ceiling"),
+            "enable.auto.commit": False,
+            "fetch.message.max.bytes": 8 * 1024 * 1024,
+        }
+    )
+    decoded = 0
+    try:
+        consumer.assign([TopicPartition(t, p, start[(t, p)]) for t, p in pending])
+        began = time.perf_counter()
+        while pending:
+            for msg in consumer.consume(10_000, timeout=0.5):
+                value = msg.value()
+                if value is not None and (msg.key() or b"").startswith(prefix.encode()):
+                    codec.decode_event_fast(value)
+                    decoded += 1
+            positions = consumer.position([TopicPartition(t, p) for t, p in pending])
+            for tp in positions:
+                if tp.offset >= pending[(tp.topic, tp.partition)]:
+                    del pending[(tp.topic, tp.partition)]
+        return decoded, time.perf_counter() - began
+    finally:
+        consumer.close()
+
+
+def sized_load(prefix: str, events_per_run: int, total: int) -> list[Event]:
+    """Runs of ~`events_per_run` events (every scenario in turn) adding up to ~`total`."""
+    names = list(SCENARIOS)
+    base = len(generate_run("probe", "clean"))  # events of a clean run without padding
+    padding = max(0, (events_per_run - base) // 2)
+    runs = max(1, round(total / (base + 2 * padding)))
+    return interleave(
+        [generate_run(f"{prefix}-{i:06d}", names[i % len(names)], padding) for i in range(runs)]
+    )
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--events", type=int, default=50_000, help="main load size")
+    parser.add_argument(
+        "--size-events", type=int, default=10_000, help="load size for each run-size figure"
+    )
+    parser.add_argument(
+        "--sizes", default="10,1000,10000", help="events per run for the per-event cost"
+    )
+    args = parser.parse_args(argv)
+    settings = Settings.load()
+    config: KafkaConfig = dict(settings.kafka_config())
+    bootstrap = settings.bootstrap
+    print(f"broker {bootstrap}; {os.cpu_count()} CPUs; load average {os.getloadavg()}")
+
+    with tempfile.TemporaryDirectory(prefix="bench-worker-") as tmp_dir:
+        tmp = Path(tmp_dir)
+        prefix = unique_name("bench")
+        per_run = 12.6  # generate_runs(padding=2): ~12.6 events per run
+        events = interleave(list(generate_runs(round(args.events / per_run), 0, 2, prefix)))
+        start = end_offsets(config, INPUT_TOPICS)
+        figures = run_worker(config, bootstrap, events, prefix, tmp)
+        decoded, seconds = raw_ceiling(config, start, prefix)
+        print(
+            f"\nmain load: {figures.events:,} events in {figures.runs:,} runs, "
+            f"{figures.outputs:,} output records"
+        )
+        print(
+            f"  worker (both stages): {figures.rate:,.0f} events/s "
+            f"({figures.seconds:.1f} s first event consumed -> last output produced; "
+            f"{figures.wall_seconds:.1f} s wall with start-up and idle exit)"
+        )
+        print(
+            f"  ingest stage alone:   {figures.events / figures.ingest_seconds:,.0f} events/s "
+            f"({figures.ingest_seconds:.1f} s first -> last run-log record)"
+        )
+        print(
+            f"  raw ceiling:          {decoded / seconds:,.0f} events/s "
+            f"(confluent-kafka consume + decode_event_fast of the same {decoded:,} records, "
+            f"{seconds:.1f} s)"
+        )
+        print(f"  worker peak RSS:      {figures.peak_rss_mib:.0f} MiB (VmHWM)")
+
+        print(f"\nper-event cost as runs grow (~{args.size_events:,} events per load):")
+        print(f"  {'events/run':>10} {'runs':>6} {'events':>7} {'events/s':>9} {'us/event':>9} "
+              f"{'seconds':>8} {'RSS MiB':>8}")  # fmt: skip
+        for size in (int(s) for s in args.sizes.split(",")):
+            sized_prefix = unique_name(f"bench{size}")
+            load = sized_load(sized_prefix, size, args.size_events)
+            f = run_worker(config, bootstrap, load, sized_prefix, tmp)
+            print(
+                f"  {f.events / f.runs:>10,.0f} {f.runs:>6,} {f.events:>7,} {f.rate:>9,.0f} "
+                f"{f.micros_per_event:>9,.0f} {f.seconds:>8.1f} {f.peak_rss_mib:>8.0f}"
+            )
+    print(f"\nload average at end {os.getloadavg()}")
+
+
+if __name__ == "__main__":
+    main()
