@@ -64,6 +64,8 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
+# Largest record of any kind the codec decodes (outputs; inputs have their own limit).
+MAX_RECORD_BYTES = 16 * 1024 * 1024
 SOE_MAGIC: Final = b"\xc3\x01"
 SOE_HEADER_BYTES: Final = 10
 REGISTRY_MAGIC: Final = 0
@@ -892,10 +894,8 @@ class Codec:
 
     def _read(self, data: bytes) -> tuple[_Plan, Json]:
         size = len(data)
-        if size > self.limits.max_event_bytes:
-            raise CodecError(
-                TOO_LARGE, f"message is {size} bytes, limit {self.limits.max_event_bytes}"
-            )
+        if size > MAX_RECORD_BYTES:
+            raise CodecError(TOO_LARGE, f"message is {size} bytes, limit {MAX_RECORD_BYTES}")
         if data[:2] == SOE_MAGIC:
             plan = self._plans.get(data[2:10]) or self._plan_for_fingerprint(data)
             start = SOE_HEADER_BYTES
@@ -908,6 +908,14 @@ class Codec:
                 UNDECODABLE,
                 "no Avro header: expected single-object encoding (C3 01) or "
                 f"Schema Registry framing (00), got {bytes(data[:2]).hex() or 'empty'}",
+            )
+        # SPEC section 2's limits are input limits: outputs (an account revision can fold
+        # a whole run; a dead letter carries the rejected bytes) are bounded by their
+        # topics' max.message.bytes instead (streams/topics.py), under MAX_RECORD_BYTES.
+        is_event = plan.record.is_event
+        if is_event and size > self.limits.max_event_bytes:
+            raise CodecError(
+                TOO_LARGE, f"message is {size} bytes, limit {self.limits.max_event_bytes}"
             )
         buffer = BytesIO(data)
         buffer.seek(start)
@@ -927,7 +935,7 @@ class Codec:
                 UNDECODABLE,
                 f"{plan.record.name}: {size - buffer.tell()} trailing byte(s) after the record",
             )
-        if size - start > plan.walk_above:
+        if is_event and size - start > plan.walk_above:
             self._check_limits(value, plan.record, None)
         return plan, value
 

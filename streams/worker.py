@@ -328,6 +328,24 @@ def ensure_run_log(settings: Settings, options: WorkerOptions) -> None:
         raise WorkerError(f"run log {spec.name} differs from its declaration: {report.drift}")
 
 
+def commit_everything_on_stop(consumer: Any) -> None:
+    """Make the consumer's stop commit what was processed, even mid-commit.
+
+    faust's `Consumer.commit()` returns without committing while another commit is in
+    flight; with frequent commits one nearly always is, so the commit on stop did
+    nothing and a restart redid up to a commit cycle (duplicates, never loss). Wait for
+    in-flight commits to end first, then stop (which commits).
+    """
+    stop = consumer.on_stop
+
+    async def on_stop() -> None:
+        while await consumer.maybe_wait_for_commit_to_finish():
+            pass  # that commit may not cover the latest acks: wait, then commit on stop
+        await stop()
+
+    consumer.on_stop = on_stop
+
+
 def run_worker(settings: Settings, options: WorkerOptions, loglevel: str = "info") -> int:
     """Start the worker and block until it stops; returns the process exit code."""
     import faust
@@ -341,6 +359,7 @@ def run_worker(settings: Settings, options: WorkerOptions, loglevel: str = "info
     logging.getLogger("aiokafka").setLevel(max(level, logging.WARNING))
     ensure_run_log(settings, options)
     app = build_app(settings, options)
+    commit_everything_on_stop(app.consumer)
     worker = faust.Worker(app, loglevel=loglevel, quiet=True, redirect_stdouts=False)
     try:
         worker.execute_from_commandline()
