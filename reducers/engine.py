@@ -42,12 +42,19 @@ CHANGE_SECTIONS: dict[str, tuple[str, ...]] = {
 _INERT = (ev.RunStarted, ev.NarrativeSubmitted)
 
 
+# Revision bodies kept per run for narratives to name: the most recent ones. Keeping
+# all of them made a long run's memory grow with the square of its length.
+REVISIONS_RETAINED = 64
+
+
 def _verdicts(state: RunState, narrative: ev.NarrativeSubmitted) -> list[OutputRecord]:
-    """SPEC 6: check the narrative against the revision it names, else the latest."""
+    """SPEC 6: check the narrative against the revision it names if it is still retained,
+    else the latest."""
     named = narrative.account_revision
+    first_retained = state.revision - len(state.revisions) + 1
     body: dict[str, Any] | None = None
-    if named is not None and 1 <= named <= len(state.revisions):
-        body = state.revisions[named - 1]
+    if named is not None and first_retained <= named <= state.revision:
+        body = state.revisions[named - first_retained]
     elif state.revisions:
         body = state.revisions[-1]
     return check_narrative(narrative, body, body["revision"] if body else None)
@@ -102,6 +109,8 @@ def _revise(state: RunState, content: dict[str, Any], trigger: ev.Event) -> list
     }
     state.last_content = content
     state.revisions.append(body)
+    if len(state.revisions) > REVISIONS_RETAINED:
+        del state.revisions[0]
     outputs = [OutputRecord("account_revision", state.run_id, revision_id, body)]
     if previous is None or _notifiable(previous, content):
         notification = {

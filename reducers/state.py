@@ -96,7 +96,8 @@ class RunState:
     # Revision bookkeeping: what the last revision said, to decide whether to make another.
     revision: int = 0
     last_content: dict[str, Any] | None = None
-    # The body of every revision made, by number - 1: narratives name the one they explain.
+    # Bodies of the most recent revisions (the last is number `revision`): narratives
+    # name the one they explain. Bounded by reducers.engine.REVISIONS_RETAINED.
     revisions: list[dict[str, Any]] = field(default_factory=list)
 
     @property
