@@ -43,6 +43,11 @@ CATEGORIES = tuple(dict.fromkeys(CATEGORY_OF.values()))
 OPENERS = frozenset({"finalize.requested", "run.cancelled", "run.interrupted"})
 
 
+def _new_index() -> defaultdict[str, list[Any]]:
+    """A subject -> events index; a subject's list is created on its first event."""
+    return defaultdict(list)
+
+
 @dataclass(slots=True)
 class RunState:
     """Every event applied to one run, plus the bookkeeping of the revisions made so far."""
@@ -54,35 +59,17 @@ class RunState:
     cutoff: int | None = None
 
     goals: list[ev.GoalRevised] = field(default_factory=list)
-    tools_started: dict[str, list[ev.ToolStarted]] = field(
-        default_factory=lambda: defaultdict(list)
-    )
-    tools_finished: dict[str, list[ev.ToolFinished]] = field(
-        default_factory=lambda: defaultdict(list)
-    )
-    intents: dict[str, list[ev.EffectIntended]] = field(default_factory=lambda: defaultdict(list))
-    transitions: dict[str, list[ev.EffectTransitioned]] = field(
-        default_factory=lambda: defaultdict(list)
-    )
-    receipts: dict[str, list[ev.EffectReceiptObserved]] = field(
-        default_factory=lambda: defaultdict(list)
-    )
-    verifications: dict[str, list[ev.VerificationReceived]] = field(
-        default_factory=lambda: defaultdict(list)
-    )
-    snapshots: dict[str, list[ev.WorkspaceSnapshotted]] = field(
-        default_factory=lambda: defaultdict(list)
-    )
-    lifecycle: dict[str, list[ev.Event]] = field(default_factory=lambda: defaultdict(list))
-    inferences: dict[str, list[ev.InferenceStarted]] = field(
-        default_factory=lambda: defaultdict(list)
-    )
-    retrievals: dict[str, list[ev.RetrievalEvaluated]] = field(
-        default_factory=lambda: defaultdict(list)
-    )
-    injections: dict[str, list[ev.InjectionRecorded]] = field(
-        default_factory=lambda: defaultdict(list)
-    )
+    tools_started: dict[str, list[ev.ToolStarted]] = field(default_factory=_new_index)
+    tools_finished: dict[str, list[ev.ToolFinished]] = field(default_factory=_new_index)
+    intents: dict[str, list[ev.EffectIntended]] = field(default_factory=_new_index)
+    transitions: dict[str, list[ev.EffectTransitioned]] = field(default_factory=_new_index)
+    receipts: dict[str, list[ev.EffectReceiptObserved]] = field(default_factory=_new_index)
+    verifications: dict[str, list[ev.VerificationReceived]] = field(default_factory=_new_index)
+    snapshots: dict[str, list[ev.WorkspaceSnapshotted]] = field(default_factory=_new_index)
+    lifecycle: dict[str, list[ev.Event]] = field(default_factory=_new_index)
+    inferences: dict[str, list[ev.InferenceStarted]] = field(default_factory=_new_index)
+    retrievals: dict[str, list[ev.RetrievalEvaluated]] = field(default_factory=_new_index)
+    injections: dict[str, list[ev.InjectionRecorded]] = field(default_factory=_new_index)
     narratives: list[ev.NarrativeSubmitted] = field(default_factory=list)
 
     # Whether a finalize request, cancellation or interruption was ever applied.
