@@ -13,11 +13,11 @@ from typing import Any, NamedTuple
 
 import orjson
 
-from reducers.engine import Engine
+from reducers.engine import Engine, fold
 from reducers.errors import InvalidEvent
 from reducers.limits import Limits
 from reducers.records import OutputRecord, dead_letter
-from reducers.validate import parse_event
+from reducers.validate import event_parser
 
 
 @dataclass
@@ -60,25 +60,27 @@ def _ids(value: Any) -> tuple[str | None, str | None]:
 def jsonl_items(path: Path, limits: Limits) -> Iterator[SourceItem]:
     """Decode a JSONL file line by line; blank lines are skipped."""
     name = str(path)
+    max_bytes = limits.max_event_bytes
+    loads = orjson.loads
+    # A SourceItem built as the tuple it is (its generated __new__ is a Python call).
+    item = tuple.__new__
     with path.open("rb") as handle:
         for number, line in enumerate(handle, start=1):
             raw = line.rstrip(b"\r\n")
             if not raw or raw.isspace():
                 continue
-            if len(raw) > limits.max_event_bytes:
-                error = InvalidEvent(
-                    "too_large", f"event of {len(raw)} bytes exceeds {limits.max_event_bytes}"
-                )
+            if len(raw) > max_bytes:
+                error = InvalidEvent("too_large", f"event of {len(raw)} bytes exceeds {max_bytes}")
                 yield SourceItem(name, number, raw, error=error)
                 continue
             try:
-                value = orjson.loads(raw)
+                value = loads(raw)
             except orjson.JSONDecodeError as exc:
                 yield SourceItem(
                     name, number, raw, error=InvalidEvent("undecodable", f"not JSON: {exc}")
                 )
                 continue
-            yield SourceItem(name, number, raw, value=value)
+            yield item(SourceItem, (name, number, raw, value, None))
 
 
 def file_items(path: Path, limits: Limits) -> Iterator[SourceItem]:
@@ -97,18 +99,23 @@ def replay_items(
     items: Iterable[SourceItem], engine: Engine, limits: Limits, stats: ReplayStats
 ) -> Iterator[OutputRecord]:
     """Validate and fold every item, yielding outputs and dead letters in input order."""
+    parse = event_parser(limits)
+    runs = engine.runs
     for item in items:
         stats.read += 1
         error = item.error
         if error is None:
             try:
-                event = parse_event(item.value, limits)
-                redelivery = engine.knows(event)
-                outputs = engine.apply(event)
+                event = parse(item.value)
+                state = runs.get(event.run_id)
+                if state is None:
+                    state = engine.state(event.run_id)
+                applied_before = len(state.events)
+                _, outputs = fold(state, event)
             except InvalidEvent as exc:
                 error = exc
             else:
-                if redelivery:
+                if len(state.events) == applied_before:
                     stats.redelivered += 1
                 else:
                     stats.applied += 1

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 from hypothesis import given, settings
@@ -102,6 +103,26 @@ def test_incremental_assembly_equals_assembly_from_scratch(events: list[dict[str
         engine.apply(parse_event(body))
         state = engine.runs[RUN_ID]
         assert assemble(state) == assemble(_rebuilt(state))
+
+
+@settings(max_examples=100, deadline=None)
+@given(events=run_events(max_size=40))
+def test_parsed_events_equal_the_ones_their_constructor_builds(
+    events: list[dict[str, Any]],
+) -> None:
+    """The generated parser sets a frozen event's fields itself; the result must be the
+    value `__init__` would give, down to nested values."""
+    for body in events:
+        parsed = parse_event(body)
+        assert dataclasses.replace(parsed) == parsed
+        assert hash(dataclasses.replace(parsed)) == hash(parsed)
+        for field in dataclasses.fields(parsed):
+            value = getattr(parsed, field.name)
+            if isinstance(value, tuple):
+                assert all(
+                    not dataclasses.is_dataclass(item) or dataclasses.replace(item) == item
+                    for item in value
+                )
 
 
 def _rebuilt(state: RunState) -> RunState:

@@ -100,6 +100,41 @@ def test_a_list_over_the_limit_is_too_large(tmp_path: Path) -> None:
     assert [(r["reason"], "deliverables" in r["message"]) for r in records] == [("too_large", True)]
 
 
+GOAL = {
+    **{k: GOOD[k] for k in ("event_id", "run_id", "occurred_at", "source")},
+    "type": "goal.revised",
+    "goal_revision": 1,
+    "authored_by": "user",
+    "deliverables": ["src/app.py"],
+    "required_checks": [{"label": "unit", "scope": "suite"}],
+    "requested_effects": [],
+    "requested_actions": [],
+    "target_revision": None,
+}
+
+
+@pytest.mark.parametrize(
+    ("changes", "reason", "message"),
+    [
+        ({"deliverables": ["a", 7]}, "schema_violation", "deliverables[1]: expected a string"),
+        ({"deliverables": ["x" * (64 * 1024 + 1)]}, "too_large", "deliverables[0]: string of"),
+        (
+            {"required_checks": [{"label": "u", "scope": "suite"}, {"label": "l", "scope": "x"}]},
+            "schema_violation",
+            "required_checks[1].scope: 'x' is not one of focused, suite",
+        ),
+        ({"required_checks": [{"label": "u"}]}, "schema_violation", "required_checks[0].scope"),
+        ({"required_checks": [5]}, "schema_violation", "required_checks[0]: expected an object"),
+        ({"occurred_at": 1.5}, "schema_violation", "occurred_at: expected an RFC 3339"),
+    ],
+)
+def test_a_violation_inside_a_list_names_the_item(
+    tmp_path: Path, changes: dict[str, Any], reason: str, message: str
+) -> None:
+    records, _ = replay_lines(tmp_path, [json.dumps({**GOAL, **changes}).encode()])
+    assert [(r["reason"], r["message"].startswith(message)) for r in records] == [(reason, True)]
+
+
 def test_an_event_over_the_size_limit_is_too_large_without_being_parsed(tmp_path: Path) -> None:
     huge = b'{"padding": "' + b"x" * (Limits().max_event_bytes + 1) + b'"}'
     records, _ = replay_lines(tmp_path, [huge, event()])
