@@ -7,7 +7,9 @@ Exactly once, in three layers (docs/clickhouse.md has the evidence):
    ReplacingMergeTree on that key, so even if two copies of a row were ever stored,
    FINAL (which every view uses) shows one, and merges remove the other.
 2. Read-before-insert. Before each insert the writer asks which of the batch's
-   `row_id`s are already stored and inserts only the others. Redelivered batches,
+   `row_id`s are already stored and inserts only the others. The batch's keys travel
+   as one JSON string literal that ClickHouse splits itself (`_key_set`), not as
+   thousands of SQL literals, which the SQL parser is slow at. Redelivered batches,
    a sink restarted after SIGKILL, and a second sink replaying the topic therefore add
    no physical row. Partial inserts (a crash between tables or between parts) are
    completed by the retry, since the check is per row, not per batch.
@@ -27,6 +29,8 @@ import time
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
+
+import orjson
 
 from reducers.records import OutputRecord
 from sinks import schema
@@ -191,12 +195,10 @@ class ClickHouseWriter:
     def _purged_runs(self, runs: set[Any]) -> set[str]:
         if not runs:
             return set()
-        found: set[str] = set()
-        sql = (
-            f"SELECT DISTINCT run_id FROM {self.conn.table('purge_log')} "
-            f"WHERE run_id IN {_string_array(sorted(runs))}"
-        )
-        found.update(r[0] for r in self.conn.rows(sql, settings=_BIG_QUERY))
+        # Every purged run, not only the batch's: purge_log grows by two rows per privacy
+        # request, so reading it whole is cheaper than shipping 20,000 run ids (~30 ms).
+        sql = f"SELECT DISTINCT run_id FROM {self.conn.table('purge_log')}"
+        found = {r[0] for r in self.conn.rows(sql)} & runs
         if found:
             log.info("skipping rows of %d purged run(s)", len(found))
         return found
@@ -211,13 +213,11 @@ class ClickHouseWriter:
         table = self.conn.table(lay.table.name)
         stored: set[str] = set()
         for runs, ids in _key_chunks(by_run):
-            # The id lists are inlined as SQL literals (escaped in C by str.translate):
-            # the driver's per-character parameter escaping cost more than the insert.
-            where = f"row_id IN {_string_array(ids)}"
+            where = f"row_id IN {_key_set(ids)}"
             if lay.table.has_run_id:
                 # run_id leads the ORDER BY: the primary index prunes to these runs, and
                 # the row_id bloom filter skips granules holding none of the ids.
-                where = f"run_id IN {_string_array(runs)} AND {where}"
+                where = f"run_id IN {_key_set(runs)} AND {where}"
             sql = f"SELECT row_id FROM {table} WHERE {where}"
             stored.update(r[0] for r in self.conn.rows(sql, settings=_BIG_QUERY))
         return stored
@@ -245,6 +245,15 @@ def _key_chunks(by_run: Mapping[Any, list[str]]) -> Iterable[tuple[list[Any], li
         yield runs, ids
 
 
-def _string_array(values: Iterable[Any]) -> str:
-    """A ClickHouse array literal of strings: backslash and quote escaped, nothing else needed."""
-    return "[" + ",".join(f"'{str(v).translate(_SQL_STRING_ESCAPES)}'" for v in values) + "]"
+def _key_set(values: Iterable[Any]) -> str:
+    """A subquery yielding `values` as strings, for `col IN <subquery>`.
+
+    The values travel as one JSON string literal that JSONExtract splits in the engine.
+    Measured on chDB: a query with an array literal of 20,000 strings cost ~75 ms (the
+    SQL parser handles each element); the same ids as one JSON string literal ~18 ms
+    (mostly the driver's regex scans of the query text). orjson and str.translate build
+    it in C; the driver's own parameter binding escapes per character in Python. The
+    primary index still prunes with an IN subquery (EXPLAIN: "run_id in N-element set").
+    """
+    text = orjson.dumps([str(v) for v in values]).decode().translate(_SQL_STRING_ESCAPES)
+    return f"(SELECT arrayJoin(JSONExtract('{text}', 'Array(String)')))"

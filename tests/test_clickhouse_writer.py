@@ -268,7 +268,14 @@ def test_second_chdb_path_in_one_process_is_refused(chdb_dsn: str, tmp_path: Pat
 
 
 def test_ids_with_quotes_backslashes_and_unicode_deduplicate(chdb_dsn: str) -> None:
-    odd = ["run-'quoted'", "run-back\\slash", "run-ünï-🚀", "run-%(x)s-{y:String}"]
+    odd = [
+        "run-'quoted'",
+        "run-back\\slash",
+        "run-ünï-🚀",
+        "run-%(x)s-{y:String}",
+        'run-"json"-\\u0041-$h$',
+        "run-tab\there-new\nline",
+    ]
     records = [samples.account(run, 1, status="complete", minute=1) for run in odd]
     writer = ClickHouseWriter(chdb_dsn)
     assert writer.write(records).inserted["account_revisions"] == len(odd)
