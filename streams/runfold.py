@@ -108,14 +108,18 @@ class RunFolder:
         """Forget cached runs (their stores may change hands, e.g. on a rebalance)."""
         self.cache.clear()
 
-    def process(self, run_id: str, raw: bytes, origin: Origin) -> list[OutputRecord]:
+    def process(
+        self, run_id: str, raw: bytes, origin: Origin, parsed: Event | None = None
+    ) -> list[OutputRecord]:
         """Fold one run-log record; return the outputs to publish (possibly none).
 
+        `parsed` is the event `raw` decodes to, when the caller already has it (the
+        worker's ingest stage validated these very bytes); otherwise `raw` is decoded.
         Invalid records become dead letters naming the run-log position. An unexpected
         error leaves the cache without this run, so it is rebuilt from the store.
         """
         try:
-            event = self._parse(run_id, raw)
+            event = self._parse(run_id, raw) if parsed is None else self._check(run_id, parsed)
         except InvalidEvent as exc:
             self.stats.rejected += 1
             return [self._dead_letter(exc, raw, origin, run_id, None)]
@@ -151,7 +155,10 @@ class RunFolder:
         except Exception as exc:  # the codec's own error type, or a bug: a dead letter
             reason = getattr(exc, "reason", "undecodable")
             raise InvalidEvent(str(reason), f"run-log record undecodable: {exc}") from None
-        event = parse_event(value, self.limits)
+        return self._check(run_id, parse_event(value, self.limits))
+
+    @staticmethod
+    def _check(run_id: str, event: Event) -> Event:
         if event.run_id != run_id:
             raise InvalidEvent(
                 "schema_violation", f"run-log key {run_id!r} differs from run_id {event.run_id!r}"

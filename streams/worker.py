@@ -1,41 +1,38 @@
-"""`outcomes worker`: the faust-streaming app that runs the pure reducers on Kafka.
-
-Two stages, both at-least-once (faust's `exactly_once` mode has open loss and duplicate
-bugs, so correctness never depends on it; see docs/stream.md):
+"""`outcomes worker`: the pure reducers as a stream on Kafka, in two stages.
 
 1. ingest: input topics -> decode and validate -> the run log, keyed by `run_id`
    (invalid records -> the dead-letter topic with topic, partition, offset and reason).
-   Every input is forwarded or dead-lettered before its offset is committed (faust
-   flushes the producer before each commit).
-2. fold: the run log -> `RunFolder` -> output topics, keyed by `run_id`. Each run's
-   applied events are stored in changelog-backed rocksdict tables, written from inside
-   the stream iteration, so each key lands in the changelog partition of its run.
+2. fold: the run log -> `RunFolder` -> output topics, keyed by `run_id`, with each run's
+   applied events in a changelog-backed rocksdict store.
 
-Outputs have deterministic ids; a record processed twice re-emits identical outputs.
+Both at-least-once: an input's offset is committed only after what it caused was
+acknowledged, and outputs have deterministic ids, so a record processed twice re-emits
+identical outputs (docs/stream.md). Two engines run these stages:
+
+- `batch` (default, streams/worker_batch.py): confluent-kafka batches, one poll loop;
+- `faust` (streams/worker_faust.py): a faust-streaming app with two agents and a table.
+
+They share everything but the Kafka plumbing (this module, `RunFolder`, the codec), and
+one app id's run log and changelog are laid out the same way by both (murmur2 keys).
 """
 
 from __future__ import annotations
 
-import logging
-import os
-import signal
-import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Any
+from typing import Literal
 
 import click
 
-from reducers.catalog import DEFAULT_APP_ID, INPUT_TOPICS, OUTPUT_TOPICS, run_log_topic
+from reducers.catalog import DEFAULT_APP_ID, run_log_topic
 from reducers.errors import InvalidEvent, OutcomesError
+from reducers.events import Event
 from reducers.records import OutputRecord, dead_letter
 from reducers.validate import parse_event
-from streams.runfold import Origin, RunFolder
+from streams.codec import Codec
 from streams.settings import Settings
 
-log = logging.getLogger("outcomes.worker")
-
-_SEPARATOR = "\x1f"  # ASCII unit separator: cannot appear in a valid run_id
+Engine = Literal["batch", "faust"]
 
 
 @dataclass(frozen=True)
@@ -43,6 +40,7 @@ class WorkerOptions:
     """Worker knobs beyond the shared Settings (each has a CLI flag)."""
 
     app_id: str = DEFAULT_APP_ID
+    engine: Engine = "batch"
     partitions: int = 6
     replication: int = 1
     until_idle: float | None = None
@@ -51,321 +49,91 @@ class WorkerOptions:
     cache_runs: int = 10_000
     rocksdb_cache_mib: int = 16
     rocksdb_write_buffer_mib: int = 8
-    # Attached sends go out at commit time, so commits pace the pipeline: commit often.
-    commit_interval: float = 0.2
+    # faust: attached sends go out at commit time, so commits pace the pipeline (0.2 s).
+    # batch: sends go out at once; a commit waits for their acks (0.5 s).
+    commit_interval: float | None = None
     commit_every: int = 2_000
     standby_replicas: int = 0
     producer_buffer: int = 10_000
+    batch_records: int = 5_000
+    session_timeout: float = 10.0
+
+    def commit_seconds(self) -> float:
+        if self.commit_interval is not None:
+            return self.commit_interval
+        return 0.2 if self.engine == "faust" else 0.5
 
 
 class WorkerError(OutcomesError):
-    """The worker could not start. Operators: read the message; check the broker and flags."""
+    """The worker could not start or go on. Operators: read the message; check the broker
+    and flags. Nothing uncommitted is lost: a restart redoes it."""
 
 
-class TableEventStore:
-    """`EventStore` over one changelog-backed faust table.
-
-    `run_events[b"<run_id>\\x1f<seq>"]` holds the run's event number `seq`. Keys are
-    read and written only during stream iteration, so faust picks the partition of the
-    record being processed: the run's own partition. A run's count is found by probing
-    `seq` upwards (only when a run is rebuilt, which reads every event anyway); one
-    table write per applied event.
-    """
-
-    def __init__(self, events: Any) -> None:
-        self.events = events
-
-    @staticmethod
-    def _key(run_id: str, seq: int) -> bytes:
-        return f"{run_id}{_SEPARATOR}{seq}".encode()
-
-    def count(self, run_id: str) -> int:
-        seq = 0
-        while self.events.get(self._key(run_id, seq)) is not None:
-            seq += 1
-        return seq
-
-    def get(self, run_id: str, seq: int) -> bytes:
-        value = self.events.get(self._key(run_id, seq))
-        if value is None:
-            raise WorkerError(f"run {run_id}: stored event {seq} is missing from the table")
-        data: bytes = value
-        return data
-
-    def append(self, run_id: str, seq: int, raw: bytes) -> None:
-        self.events[self._key(run_id, seq)] = raw
+def changelog_topic(app_id: str) -> str:
+    """The run-events store's changelog (faust's name for a table's, so both engines of
+    one app id share it)."""
+    return f"{app_id}-run-events-changelog"
 
 
-def build_app(settings: Settings, options: WorkerOptions) -> Any:
-    """The faust app with its topics, tables and agents (not started)."""
-    import faust
-
-    from streams.codec import Codec
-
-    codec = Codec(settings)
-    datadir = settings.state_dir / "worker" / options.app_id
-    datadir.mkdir(parents=True, exist_ok=True)
-    app = faust.App(
-        options.app_id,
-        broker=[f"kafka://{server}" for server in settings.bootstrap.split(",")],
-        broker_credentials=_credentials(settings),
-        store="rocksdb://",  # faust-streaming's RocksDB store, on the rocksdict driver (below)
-        datadir=str(datadir),
-        processing_guarantee="at_least_once",
-        topic_partitions=options.partitions,
-        topic_replication_factor=options.replication,
-        topic_allow_declare=True,
-        consumer_auto_offset_reset="earliest",
-        broker_commit_interval=options.commit_interval,
-        broker_commit_every=options.commit_every,
-        table_standby_replicas=options.standby_replicas,
-        web_enabled=options.web_enabled,
-        web_port=options.web_port,
-        web_bind="127.0.0.1",
-        producer_acks=-1,
-        producer_max_request_size=8 * 1024 * 1024,
-        stream_wait_empty=False,
-        # Every send from an agent is attached to the offset of the record that caused
-        # it: faust publishes attached messages before committing that offset, waits for
-        # their acknowledgement, and crashes rather than commit when one fails.
-        stream_publish_on_commit=True,
-    )
-    rocksdb = {
-        "driver": "rocksdict",
-        "block_cache_size": options.rocksdb_cache_mib * 1024 * 1024,
-        "block_cache_compressed_size": 0,
-        "write_buffer_size": options.rocksdb_write_buffer_mib * 1024 * 1024,
-        "max_write_buffer_number": 2,
-    }
-    inputs = app.topic(*INPUT_TOPICS, key_serializer="raw", value_serializer="raw")
-    run_log = app.topic(
-        run_log_topic(options.app_id),
-        partitions=options.partitions,
-        key_serializer="raw",
-        value_serializer="raw",
-    )
-    outputs = {
-        kind: app.topic(name, key_serializer="raw", value_serializer="raw")
-        for kind, name in OUTPUT_TOPICS.items()
-    }
-    changelog_configs = {"max.message.bytes": str(settings.limits.max_event_bytes + 64 * 1024)}
-    events_table = app.Table(
-        "run-events",
-        key_type=bytes,  # bytes types make faust use the raw serializer
-        value_type=bytes,
-        partitions=options.partitions,
-        options=rocksdb,
-        extra_topic_configs=changelog_configs,
-    )
-    folder = RunFolder(
-        TableEventStore(events_table),
-        codec.decode_event_fast,
-        settings.limits,
-        cache_runs=options.cache_runs,
-    )
-    activity = _Activity()
-
-    async def publish(records: list[OutputRecord]) -> None:
-        for record in records:
-            await outputs[record.kind].send(
-                key=record.key.encode(), value=codec.encode_output(record)
-            )
-
-    @app.agent(inputs)
-    async def ingest(stream: Any) -> None:
-        async for event in stream.events():
-            message = event.message
-            activity.touch()
-            decoded = codec.decode_or_dead_letter(
-                event.value, message.topic, message.partition, message.offset
-            )
-            if isinstance(decoded, OutputRecord):
-                activity.dead_letters += 1
-                await publish([decoded])
-                continue
-            try:
-                parse_event(decoded, settings.limits)
-            except InvalidEvent as exc:
-                activity.dead_letters += 1
-                await publish(
-                    [
-                        dead_letter(
-                            reason=exc.reason,
-                            message=exc.message,
-                            raw=bytes(event.value),
-                            origin_topic=message.topic,
-                            origin_partition=message.partition,
-                            origin_offset=message.offset,
-                            run_id=decoded.get("run_id"),
-                            event_id=decoded.get("event_id"),
-                        )
-                    ]
-                )
-                continue
-            activity.forwarded += 1
-            await run_log.send(key=decoded["run_id"].encode(), value=event.value)
-
-    @app.agent(run_log)
-    async def fold_runs(stream: Any) -> None:
-        async for event in stream.events():
-            message = event.message
-            activity.touch()
-            run_id = event.key.decode() if isinstance(event.key, bytes) else str(event.key)
-            origin = Origin(message.topic, message.partition, message.offset)
-            records = folder.process(run_id, bytes(event.value), origin)
-            activity.folded += 1
-            await publish(records)
-
-    @app.on_partitions_revoked.connect
-    async def forget_runs(sender: Any, /, *args: Any, signal: Any, **kwargs: Any) -> None:
-        # Another worker may own these runs next and append to their stores.
-        folder.clear_cache()
-
-    @app.on_partitions_assigned.connect
-    async def on_assigned(sender: Any, /, *args: Any, signal: Any, **kwargs: Any) -> None:
-        folder.clear_cache()
-        activity.touch()
-        log.info("partitions assigned: %d", len(args[0]) if args else 0)
-
-    @app.task
-    async def widen_producer_buffer() -> None:
-        # Table writes queue in faust's ProducerBuffer; at its default of 100 pending
-        # messages the stream stops to flush ("producer buffer full"), one message at a
-        # time. A larger buffer keeps the stream moving; commits still flush it all.
-        app.producer.buffer.max_messages = options.producer_buffer
-
-    if options.until_idle is not None:
-        idle = options.until_idle
-
-        @app.timer(interval=min(1.0, idle / 2))
-        async def stop_when_idle() -> None:
-            if activity.idle_for() >= idle:
-                log.info(
-                    "idle for %.1fs: stopping (forwarded %d, folded %d, dead letters %d)",
-                    idle,
-                    activity.forwarded,
-                    activity.folded,
-                    activity.dead_letters,
-                )
-                os.kill(os.getpid(), signal.SIGTERM)
-
-    @app.page("/outcomes/stats")
-    async def stats_page(web: Any, request: Any) -> Any:
-        stats = folder.stats
-        return web.json(
-            {
-                "forwarded": activity.forwarded,
-                "folded": activity.folded,
-                "dead_letters": activity.dead_letters,
-                "applied": stats.applied,
-                "redelivered": stats.redelivered,
-                "rejected": stats.rejected,
-                "rebuilt_runs": stats.rebuilt_runs,
-                "cached_runs": len(folder.cache),
-                "idle_seconds": round(activity.idle_for(), 3),
-            }
+def ingest_record(
+    codec: Codec, settings: Settings, raw: bytes | None, topic: str, partition: int, offset: int
+) -> Event | OutputRecord:
+    """Stage 1 for one input record: the validated event, or a dead letter naming where
+    the record was read and why it was refused."""
+    decoded = codec.decode_or_dead_letter(raw or b"", topic, partition, offset)
+    if isinstance(decoded, OutputRecord):
+        return decoded
+    try:
+        return parse_event(decoded, settings.limits)
+    except InvalidEvent as exc:
+        return dead_letter(
+            reason=exc.reason,
+            message=exc.message,
+            raw=bytes(raw or b""),
+            origin_topic=topic,
+            origin_partition=partition,
+            origin_offset=offset,
+            run_id=decoded.get("run_id"),
+            event_id=decoded.get("event_id"),
         )
 
-    from faust.sensors.prometheus import setup_prometheus_sensors
 
-    setup_prometheus_sensors(app, name_prefix=options.app_id)
-    return app
-
-
-class _Activity:
-    """When the worker last saw input, and how much it moved."""
-
-    def __init__(self) -> None:
-        self.last = time.monotonic()
-        self.forwarded = 0
-        self.folded = 0
-        self.dead_letters = 0
-
-    def touch(self) -> None:
-        self.last = time.monotonic()
-
-    def idle_for(self) -> float:
-        return time.monotonic() - self.last
-
-
-def _credentials(settings: Settings) -> Any:
-    import faust
-
-    if settings.security_protocol == "PLAINTEXT":
-        return None
-    ssl_context = None
-    if settings.security_protocol in ("SSL", "SASL_SSL"):
-        from aiokafka.helpers import create_ssl_context
-
-        ssl_context = create_ssl_context(
-            cafile=settings.ssl_cafile, certfile=settings.ssl_certfile, keyfile=settings.ssl_keyfile
-        )
-    if settings.sasl_mechanism is None:
-        return faust.SSLCredentials(ssl_context)
-    return faust.SASLCredentials(
-        username=settings.sasl_username,
-        password=settings.sasl_password,
-        mechanism=settings.sasl_mechanism,
-        ssl_context=ssl_context,
-    )
-
-
-def ensure_run_log(settings: Settings, options: WorkerOptions) -> None:
-    """Create this app id's run log if missing, like the declared one (streams/topics.py).
+def ensure_internal_topics(settings: Settings, options: WorkerOptions, changelog: bool) -> None:
+    """Create this app id's run log (and, for the batch engine, the store's changelog) if
+    missing, like the declared run log (streams/topics.py).
 
     Done before the worker starts: a forward to a missing topic must never be the first
-    thing to find out.
+    thing to find out. faust declares its changelog itself.
     """
-    from dataclasses import replace
-
     from reducers.catalog import RUN_LOG_TOPIC
     from streams.topics import TOPICS, ensure_topics
 
     declared = next(spec for spec in TOPICS if spec.name == RUN_LOG_TOPIC)
-    spec = replace(declared, name=run_log_topic(options.app_id), partitions=options.partitions)
-    report = ensure_topics(settings.kafka_config(), (spec,))
+    specs = [replace(declared, name=run_log_topic(options.app_id), partitions=options.partitions)]
+    if changelog:
+        specs.append(
+            replace(
+                declared,
+                name=changelog_topic(options.app_id),
+                partitions=options.partitions,
+                cleanup_policy="compact",  # keys are unique (run, position): nothing goes
+                why="run-events store changelog",
+            )
+        )
+    report = ensure_topics(settings.kafka_config(), tuple(specs))
     if report.drift:
-        raise WorkerError(f"run log {spec.name} differs from its declaration: {report.drift}")
-
-
-def commit_everything_on_stop(consumer: Any) -> None:
-    """Make the consumer's stop commit what was processed, even mid-commit.
-
-    faust's `Consumer.commit()` returns without committing while another commit is in
-    flight; with frequent commits one nearly always is, so the commit on stop did
-    nothing and a restart redid up to a commit cycle (duplicates, never loss). Wait for
-    in-flight commits to end first, then stop (which commits).
-    """
-    stop = consumer.on_stop
-
-    async def on_stop() -> None:
-        while await consumer.maybe_wait_for_commit_to_finish():
-            pass  # that commit may not cover the latest acks: wait, then commit on stop
-        await stop()
-
-    consumer.on_stop = on_stop
+        raise WorkerError(f"internal topics differ from their declaration: {report.drift}")
 
 
 def run_worker(settings: Settings, options: WorkerOptions, loglevel: str = "info") -> int:
-    """Start the worker and block until it stops; returns the process exit code."""
-    import faust
+    """Start the worker on its engine and block until it stops; returns the exit code."""
+    if options.engine == "faust":
+        from streams.worker_faust import run_faust_worker
 
-    from streams.runtime import tune_gc
+        return run_faust_worker(settings, options, loglevel)
+    from streams.worker_batch import run_batch_worker
 
-    tune_gc()
-    # aiokafka logs every frame at DEBUG; even filtered out, building those records cost
-    # about a tenth of the worker's time. Keep it at WARNING unless debugging.
-    level = getattr(logging, loglevel.upper())
-    logging.getLogger("aiokafka").setLevel(max(level, logging.WARNING))
-    ensure_run_log(settings, options)
-    app = build_app(settings, options)
-    commit_everything_on_stop(app.consumer)
-    worker = faust.Worker(app, loglevel=loglevel, quiet=True, redirect_stdouts=False)
-    try:
-        worker.execute_from_commandline()
-    except SystemExit as exc:
-        return int(exc.code or 0)
-    return 0
+    return run_batch_worker(settings, options, loglevel)
 
 
 @click.command()
@@ -377,6 +145,13 @@ def run_worker(settings: Settings, options: WorkerOptions, loglevel: str = "info
     type=float,
     metavar="SECONDS",
     help="Exit cleanly after this many seconds without input (backfills, tests).",
+)
+@click.option(
+    "--engine",
+    type=click.Choice(["batch", "faust"]),
+    default="batch",
+    show_default=True,
+    help="batch: confluent-kafka batches (fast); faust: the faust-streaming app.",
 )
 @click.option(
     "--app-id",
@@ -427,6 +202,20 @@ def run_worker(settings: Settings, options: WorkerOptions, loglevel: str = "info
     help="RocksDB write buffer per table partition.",
 )
 @click.option(
+    "--batch-records",
+    type=int,
+    default=5_000,
+    show_default=True,
+    help="batch engine: most records taken from Kafka per poll.",
+)
+@click.option(
+    "--session-timeout",
+    type=float,
+    default=10.0,
+    show_default=True,
+    help="batch engine: seconds before the group gives a silent worker's partitions away.",
+)
+@click.option(
     "--state-dir",
     type=click.Path(file_okay=False, path_type=Path),
     default=None,
@@ -441,6 +230,7 @@ def run_worker(settings: Settings, options: WorkerOptions, loglevel: str = "info
 def worker(
     bootstrap: str | None,
     until_idle: float | None,
+    engine: Engine,
     app_id: str,
     partitions: int | None,
     replication: int,
@@ -449,6 +239,8 @@ def worker(
     cache_runs: int,
     rocksdb_cache_mib: int,
     rocksdb_write_buffer_mib: int,
+    batch_records: int,
+    session_timeout: float,
     state_dir: Path | None,
     loglevel: str,
 ) -> None:
@@ -464,6 +256,7 @@ def worker(
     run_log = next(spec for spec in TOPICS if spec.name == RUN_LOG_TOPIC)  # its partitions
     options = WorkerOptions(
         app_id=app_id,
+        engine=engine,
         partitions=partitions or run_log.partitions,
         replication=replication,
         until_idle=until_idle,
@@ -472,5 +265,7 @@ def worker(
         cache_runs=cache_runs,
         rocksdb_cache_mib=rocksdb_cache_mib,
         rocksdb_write_buffer_mib=rocksdb_write_buffer_mib,
+        batch_records=batch_records,
+        session_timeout=session_timeout,
     )
     raise SystemExit(run_worker(settings, options, loglevel))

@@ -1,22 +1,29 @@
 """Two workers in one consumer group split the partitions and agree with replay.
 
-Worker A starts alone on a pre-produced load; once it is well into it, worker B (same
-app id, its own state dir and web port) joins, so the group rebalances mid-load and the
-two split the partitions. Later A is stopped with SIGTERM (a graceful leave): B takes
-over A's partitions, restoring their tables from the changelogs, and finishes. The final
-accounts must equal replay's and the stream must be the exact fold of its run log.
+The load is produced at a steady pace for about 25 s while this happens (a pre-produced
+load is done before a second worker has joined: the batch engine folds ~10k events/s).
+Worker A starts alone; once it is well into the load, worker B (same app id, its own
+state dir and web port) joins, so the group rebalances mid-load and the two split the
+partitions. Later A is stopped with SIGTERM (a graceful leave): B takes over A's
+partitions, restoring their stores from the changelogs, and finishes. Runs span the
+whole load, so B folds events of runs A began. The final accounts must equal replay's
+and the stream must be the exact fold of its run log.
 """
 
 from __future__ import annotations
 
 import re
 import signal
+import threading
+import time
+from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
 
 from tests.worker_support import (
     FAST_REJOIN,
+    Event,
     Harness,
     KafkaConfig,
     WorkerProcess,
@@ -25,8 +32,24 @@ from tests.worker_support import (
 )
 
 pytestmark = pytest.mark.slow
-RUNS = 1_000
-PADDING = 2  # ~12.6 events per run
+RUNS = 2_000
+PADDING = 2  # ~12.6 events per run: ~25k events
+CHUNKS = 100
+PACE = 0.25  # seconds between chunks: the load takes ~25 s to produce
+
+
+def paced(harness: Harness, events: Sequence[Event]) -> threading.Thread:
+    """Produce `events` in `CHUNKS` slices, `PACE` seconds apart, from a thread."""
+    size = -(-len(events) // CHUNKS)
+
+    def produce() -> None:
+        for start in range(0, len(events), size):
+            harness.produce(events[start : start + size])
+            time.sleep(PACE)
+
+    thread = threading.Thread(target=produce, name="paced-load", daemon=True)
+    thread.start()
+    return thread
 
 
 def assignments(worker: WorkerProcess) -> list[int]:
@@ -40,7 +63,7 @@ def test_two_workers_split_partitions_and_survive_a_rebalance(
 ) -> None:
     with Harness(kafka_config, kafka_bootstrap, tmp_path, "scale") as harness:
         events = harness.workload(RUNS, PADDING)
-        harness.produce(events)
+        load = paced(harness, events)
         a = harness.worker("a", web=True)
         b = harness.worker("b", web=True, until_idle=6.0)
         a.env = b.env = FAST_REJOIN
@@ -58,6 +81,8 @@ def test_two_workers_split_partitions_and_survive_a_rebalance(
         a.signal(signal.SIGTERM)  # graceful leave mid-load: B takes everything over
         assert a.wait(timeout=60) == 0, harness.logs()
         b_before = b.progress()
+        assert load.is_alive(), "the load ended before A left: no takeover mid-load"
+        load.join(120)
         finish([b], kafka_config, timeout=300)
         counts = b.counts()
         assert counts is not None, harness.logs()

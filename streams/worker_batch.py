@@ -1,0 +1,615 @@
+"""The batch engine of `outcomes worker`: the two stages on confluent-kafka batches.
+
+faust-streaming moves every record through its own machinery (aiokafka fetcher, stream
+iteration, sensors, one `send` per record through its producer buffer), which cost
+0.5-1 ms of CPU per event here, against ~50 µs for decoding, folding and encoding it
+(docs/benchmarks.md). This engine does the same stages with one consumer and one
+producer, both librdkafka, in one poll loop:
+
+- One consumer in group `app_id` reads the input topics and the app's run log. An input
+  record is validated and forwarded to the run log (or dead-lettered); a run-log record
+  is folded by the `RunFolder` of its partition, and its outputs are produced at once.
+- Each run-log partition has a `PartitionStore`: a local rocksdict plus the changelog
+  partition of the same number. Appends go to the changelog as they happen and to the
+  local database at each commit.
+- A commit waits for every produced record's acknowledgement (forwards, outputs,
+  changelog), then writes the local stores, then commits the consumed offsets. A crash
+  anywhere redoes records after the last commit: the run log has the same order, so the
+  fold reproduces the same outputs byte for byte (or re-emits those of events the store
+  already holds; streams/runfold.py). Nothing relies on Kafka transactions.
+- A newly assigned run-log partition is restored from its changelog, from the local
+  checkpoint to the end, before any of its records is folded.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import signal
+import threading
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from types import FrameType
+from typing import Any
+
+from confluent_kafka import Consumer, KafkaError, KafkaException, Message, Producer, TopicPartition
+
+from reducers.catalog import INPUT_TOPICS, OUTPUT_TOPICS, run_log_topic
+from reducers.events import Event
+from reducers.records import OutputRecord
+from streams.codec import Codec
+from streams.runfold import Origin, RunFolder
+from streams.settings import Settings
+from streams.worker import (
+    WorkerError,
+    WorkerOptions,
+    changelog_topic,
+    ensure_internal_topics,
+    ingest_record,
+)
+
+log = logging.getLogger("outcomes.worker")
+
+_SEPARATOR = b"\x1f"  # ASCII unit separator: cannot appear in a valid run_id
+_CHECKPOINT = b"\x1f\x1fchangelog-offset"  # no run's key starts with the separator
+_MAX_RECORD = 8 * 1024 * 1024 + 64 * 1024  # largest output (streams/topics.py), framed
+_HANDOFF_LIMIT = 200_000  # validated events kept for the fold stage to pick up
+
+
+class PartitionStore:
+    """`EventStore` for the runs of one run-log partition.
+
+    `<run_id>\\x1f<seq>` -> the run's event number `seq`, as the run log carried it (the
+    faust engine's table layout, so both engines read one changelog). Appends wait in
+    `pending` (and go to the changelog at once) until `persist`, which a commit calls
+    after the changelog acknowledged them; the database under `_CHECKPOINT` remembers
+    the changelog offset it is complete up to, so a restore reads only what follows.
+    """
+
+    def __init__(self, path: Path, partition: int, options: WorkerOptions) -> None:
+        from rocksdict import BlockBasedOptions, Cache, Options, Rdict
+
+        opts = Options(raw_mode=True)
+        opts.create_if_missing(True)
+        table = BlockBasedOptions()
+        table.set_block_cache(Cache(options.rocksdb_cache_mib * 1024 * 1024))
+        opts.set_block_based_table_factory(table)
+        opts.set_write_buffer_size(options.rocksdb_write_buffer_mib * 1024 * 1024)
+        opts.set_max_write_buffer_number(2)
+        path.mkdir(parents=True, exist_ok=True)
+        self.db = Rdict(str(path), opts)
+        self.partition = partition
+        self.pending: dict[bytes, bytes] = {}
+        self.append_hook: Any = None  # set by the worker: sends one record to the changelog
+
+    @staticmethod
+    def key(run_id: str, seq: int) -> bytes:
+        return run_id.encode() + _SEPARATOR + str(seq).encode()
+
+    def _get(self, key: bytes) -> bytes | None:
+        value = self.pending.get(key)
+        if value is None:
+            value = self.db.get(key)
+        return value
+
+    def count(self, run_id: str) -> int:
+        seq = 0
+        while self._get(self.key(run_id, seq)) is not None:
+            seq += 1
+        return seq
+
+    def get(self, run_id: str, seq: int) -> bytes:
+        value = self._get(self.key(run_id, seq))
+        if value is None:
+            raise WorkerError(f"run {run_id}: stored event {seq} is missing from the store")
+        return value
+
+    def append(self, run_id: str, seq: int, raw: bytes) -> None:
+        key = self.key(run_id, seq)
+        self.pending[key] = raw
+        self.append_hook(key, raw, self.partition)
+
+    def persist(self) -> None:
+        """Write pending appends to the local database (their changelog records are
+        acknowledged by then)."""
+        if not self.pending:
+            return
+        from rocksdict import WriteBatch
+
+        batch = WriteBatch(raw_mode=True)
+        for key, value in self.pending.items():
+            batch.put(key, value)
+        self.db.write(batch)
+        self.pending.clear()
+
+    @property
+    def checkpoint(self) -> int:
+        value = self.db.get(_CHECKPOINT)
+        return int(value) if value is not None else 0
+
+    def set_checkpoint(self, offset: int) -> None:
+        self.db[_CHECKPOINT] = str(offset).encode()
+
+    def close(self, checkpoint: int | None) -> None:
+        """Persist, record how far the changelog is complete (when known), close."""
+        self.persist()
+        if checkpoint is not None:
+            self.set_checkpoint(checkpoint)
+        self.db.close()
+
+
+def restore(stores: dict[int, PartitionStore], config: dict[str, Any], topic: str) -> int:
+    """Bring each store up to its changelog partition's current end, reading from the
+    store's checkpoint; returns how many records that read. Writing a key again with
+    the value it has changes nothing, so reading from an older checkpoint is harmless."""
+    reader = Consumer(
+        {
+            **config,
+            "group.id": f"{topic}-restore",  # assign() only: this group never joins
+            "enable.auto.commit": False,
+            "fetch.message.max.bytes": _MAX_RECORD,
+        }
+    )
+    read = 0
+    try:
+        ends: dict[int, int] = {}
+        starts: list[TopicPartition] = []
+        for partition, store in stores.items():
+            low, high = reader.get_watermark_offsets(
+                TopicPartition(topic, partition), timeout=30, cached=False
+            )
+            start = max(store.checkpoint, low)
+            if start < high:
+                ends[partition] = high
+                starts.append(TopicPartition(topic, partition, start))
+        if not starts:
+            return 0
+        from rocksdict import WriteBatch
+
+        reader.assign(starts)
+        while ends:
+            batches = {partition: WriteBatch(raw_mode=True) for partition in ends}
+            for msg in reader.consume(10_000, timeout=0.2):
+                error = msg.error()
+                if error is not None:
+                    raise WorkerError(f"restoring {topic}: {error}")
+                key, value, where = msg.key(), msg.value(), msg.partition()
+                if key is not None and value is not None and where in batches:
+                    batches[where].put(key, value)
+                    read += 1
+            for partition, batch in batches.items():
+                stores[partition].db.write(batch)
+            # Positions, not offsets: compaction leaves gaps, the end may be a gap.
+            for tp in reader.position([TopicPartition(topic, p) for p in ends]):
+                if tp.offset >= ends[tp.partition]:
+                    stores[tp.partition].set_checkpoint(ends.pop(tp.partition))
+    finally:
+        reader.close()
+    return read
+
+
+@dataclass
+class Counters:
+    """What the worker moved; read by the web page and the log lines."""
+
+    forwarded: int = 0
+    folded: int = 0
+    dead_letters: int = 0
+    outputs: int = 0
+    commits: int = 0
+    restored: int = 0
+    lag: dict[str, int] = field(default_factory=dict)
+    started: float = field(default_factory=time.monotonic)
+    last_input: float = field(default_factory=time.monotonic)
+
+    def idle_for(self) -> float:
+        return time.monotonic() - self.last_input
+
+
+class BatchWorker:
+    """One worker process: a consumer, a producer, a store and a folder per run-log
+    partition it owns."""
+
+    def __init__(self, settings: Settings, options: WorkerOptions) -> None:
+        self.settings = settings
+        self.options = options
+        self.codec = Codec(settings)
+        self.run_log = run_log_topic(options.app_id)
+        self.changelog = changelog_topic(options.app_id)
+        self.datadir = settings.state_dir / "worker" / options.app_id
+        self.counters = Counters()
+        self.stores: dict[int, PartitionStore] = {}
+        self.folders: dict[int, RunFolder] = {}
+        self.offsets: dict[tuple[str, int], int] = {}  # next offset to commit
+        self.handoff: dict[bytes, Event] = {}  # raw run-log value -> its validated event
+        self.failure: str | None = None
+        self.healthy = True  # False once stopping on an error: commit nothing more
+        self.assigned_once = False
+        self.stopping: str | None = None
+        base = settings.kafka_config()
+        self.base_config: dict[str, Any] = dict(base)
+        self.producer = Producer(
+            {
+                **base,
+                "enable.idempotence": True,  # acks=all, ordered, no duplicates on retry
+                "linger.ms": 5,
+                "batch.num.messages": 10_000,
+                "queue.buffering.max.messages": 1_000_000,
+                "queue.buffering.max.kbytes": 1024 * 1024,
+                "compression.type": "lz4",
+                "message.max.bytes": _MAX_RECORD,
+                "partitioner": "murmur2_random",  # Java's and faust's: same partitions
+                "delivery.report.only.error": True,
+                "on_delivery": self._delivered,
+            }
+        )
+        self.consumer = Consumer(
+            {
+                **base,
+                "group.id": options.app_id,
+                "enable.auto.commit": False,
+                "auto.offset.reset": "earliest",
+                "session.timeout.ms": int(options.session_timeout * 1000),
+                "heartbeat.interval.ms": max(500, int(options.session_timeout * 1000) // 5),
+                "fetch.message.max.bytes": _MAX_RECORD,
+                "max.partition.fetch.bytes": _MAX_RECORD,
+                "fetch.wait.max.ms": 20,
+                "statistics.interval.ms": 5_000,
+                "stats_cb": self._statistics,
+                "error_cb": self._client_error,
+            }
+        )
+
+    # -- Kafka callbacks -------------------------------------------------------------
+
+    def _delivered(self, error: KafkaError | None, msg: Message) -> None:
+        if error is not None and self.failure is None:  # only errors are reported
+            self.failure = f"delivery to {msg.topic()} failed: {error}"
+
+    def _client_error(self, error: KafkaError) -> None:
+        if error.fatal():
+            self.failure = f"fatal Kafka error: {error}"
+        else:  # librdkafka retries these itself (a broker restarting, a timeout)
+            log.warning("kafka: %s", error)
+
+    def _statistics(self, text: str) -> None:
+        stats = json.loads(text)
+        lag: dict[str, int] = {}
+        for topic, body in stats.get("topics", {}).items():
+            for partition, p in body.get("partitions", {}).items():
+                if partition != "-1" and p.get("consumer_lag", -1) >= 0:
+                    lag[f"{topic}[{partition}]"] = int(p["consumer_lag"])
+        self.counters.lag = lag
+
+    def _assigned(self, consumer: Consumer, partitions: list[TopicPartition]) -> None:
+        mine = sorted(tp.partition for tp in partitions if tp.topic == self.run_log)
+        began = time.monotonic()
+        fresh: dict[int, PartitionStore] = {}
+        for partition in mine:
+            path = self.datadir / f"run-events-{partition}"
+            fresh[partition] = store = PartitionStore(path, partition, self.options)
+            store.append_hook = self._append_changelog
+        read = restore(fresh, self.base_config, self.changelog)
+        self.counters.restored += read
+        if read:
+            seconds = time.monotonic() - began
+            log.info("restored partitions=%s records=%d seconds=%.2f", mine, read, seconds)
+        for partition, store in fresh.items():
+            self.stores[partition] = store
+            self.folders[partition] = RunFolder(
+                store,
+                self.codec.decode_event_fast,
+                self.settings.limits,
+                cache_runs=max(1, self.options.cache_runs // max(1, self.options.partitions)),
+            )
+        self.assigned_once = True
+        self.counters.last_input = time.monotonic()
+        log.info("partitions assigned: %d (run log %s)", len(partitions), mine)
+
+    def _revoked(self, consumer: Consumer, partitions: list[TopicPartition]) -> None:
+        if self.healthy:
+            self.commit()
+        self._drop(partitions, clean=self.healthy)
+        self.counters.last_input = time.monotonic()
+        log.info("partitions revoked: %d", len(partitions))
+
+    def _lost(self, consumer: Consumer, partitions: list[TopicPartition]) -> None:
+        # Someone else may own them already: commit nothing for them, keep nothing.
+        for tp in partitions:
+            self.offsets.pop((tp.topic, tp.partition), None)
+        self._drop(partitions, clean=False)
+        log.warning("partitions lost: %d", len(partitions))
+
+    def _drop(self, partitions: list[TopicPartition], clean: bool) -> None:
+        for tp in partitions:
+            if tp.topic != self.run_log:
+                continue
+            store = self.stores.pop(tp.partition, None)
+            self.folders.pop(tp.partition, None)
+            if store is None:
+                continue
+            if clean:
+                store.close(self._changelog_end(tp.partition))
+            else:
+                store.pending.clear()
+                store.db.close()
+        self.handoff.clear()
+
+    def _changelog_end(self, partition: int) -> int | None:
+        """The changelog partition's end (all our appends are acknowledged when asked)."""
+        try:
+            _, high = self.consumer.get_watermark_offsets(
+                TopicPartition(self.changelog, partition), timeout=10, cached=False
+            )
+        except KafkaException as exc:
+            log.warning("changelog end of partition %d unknown: %s", partition, exc)
+            return None
+        return int(high)
+
+    # -- the stages ------------------------------------------------------------------
+
+    def _produce(self, topic: str, key: bytes, value: bytes, partition: int = -1) -> None:
+        while True:
+            try:
+                self.producer.produce(topic, value, key, partition)
+                return
+            except BufferError:  # the local queue is full: let deliveries drain it
+                self.producer.poll(0.05)
+
+    def _append_changelog(self, key: bytes, value: bytes, partition: int) -> None:
+        self._produce(self.changelog, key, value, partition)
+
+    def _publish(self, records: list[OutputRecord]) -> None:
+        for record in records:
+            self._produce(
+                OUTPUT_TOPICS[record.kind], record.key.encode(), self.codec.encode_output(record)
+            )
+        self.counters.outputs += len(records)
+
+    def _ingest(self, msg: Message, topic: str, partition: int, offset: int) -> None:
+        raw = msg.value()
+        result = ingest_record(self.codec, self.settings, raw, topic, partition, offset)
+        if isinstance(result, OutputRecord):
+            self.counters.dead_letters += 1
+            self._publish([result])
+            return
+        assert raw is not None  # an empty record is a dead letter
+        if len(self.handoff) >= _HANDOFF_LIMIT:
+            self.handoff.clear()  # folded elsewhere (another worker owns the run): decode there
+        self.handoff[raw] = result
+        self._produce(self.run_log, result.run_id.encode(), raw)
+        self.counters.forwarded += 1
+
+    def _fold(self, msg: Message, partition: int, offset: int) -> None:
+        folder = self.folders.get(partition)
+        if folder is None:
+            raise WorkerError(f"run-log partition {partition} has no store (not assigned?)")
+        raw = msg.value() or b""
+        key = msg.key()
+        run_id = key.decode(errors="replace") if key is not None else ""
+        records = folder.process(
+            run_id, raw, Origin(self.run_log, partition, offset), self.handoff.pop(raw, None)
+        )
+        self.counters.folded += 1
+        self._publish(records)
+
+    def _handle(self, messages: list[Message]) -> None:
+        run_log = self.run_log
+        offsets = self.offsets
+        for msg in messages:
+            error = msg.error()
+            if error is not None:
+                if error.code() == KafkaError._PARTITION_EOF:
+                    continue
+                if error.fatal():
+                    raise WorkerError(f"consumer: {error}")
+                log.warning("consumer: %s", error)
+                continue
+            topic, partition, offset = msg.topic(), msg.partition(), msg.offset()
+            assert topic is not None and partition is not None and offset is not None
+            if topic == run_log:
+                self._fold(msg, partition, offset)
+            else:
+                self._ingest(msg, topic, partition, offset)
+            offsets[(topic, partition)] = offset + 1
+
+    # -- commits and the loop --------------------------------------------------------
+
+    def commit(self) -> None:
+        """Wait for every produced record's ack, persist the stores, commit offsets.
+        A failed delivery stops the worker before anything it caused is committed."""
+        while self.producer.flush(10.0) > 0:
+            log.warning("waiting for Kafka to acknowledge %d records", len(self.producer))
+        if self.failure is not None:
+            raise WorkerError(f"{self.failure}; the records after the last commit are redone")
+        for store in self.stores.values():
+            store.persist()
+        if not self.offsets:
+            return
+        offsets = [TopicPartition(t, p, o) for (t, p), o in self.offsets.items()]
+        self.offsets.clear()
+        try:
+            self.consumer.commit(offsets=offsets, asynchronous=False)
+        except KafkaException as exc:  # a rebalance under way: these records are redone
+            log.warning("commit failed (the records will be redone): %s", exc)
+            return
+        self.counters.commits += 1
+
+    def _signalled(self, signum: int, frame: FrameType | None) -> None:
+        if self.stopping is None:
+            self.stopping = signal.Signals(signum).name
+            log.warning("Signal received: %s; stopping after the current batch", self.stopping)
+
+    def run(self) -> int:
+        options = self.options
+        for signum in (signal.SIGTERM, signal.SIGINT):
+            signal.signal(signum, self._signalled)
+        self.consumer.subscribe(
+            [*INPUT_TOPICS, self.run_log],
+            on_assign=self._assigned,
+            on_revoke=self._revoked,
+            on_lost=self._lost,
+        )
+        commit_every = options.commit_seconds()
+        last_commit = last_report = time.monotonic()
+        pending = 0
+        try:
+            while self.stopping is None:
+                messages = self.consumer.consume(options.batch_records, timeout=0.1)
+                now = time.monotonic()
+                if messages:
+                    self.counters.last_input = now
+                    self._handle(messages)
+                    pending += len(messages)
+                self.producer.poll(0)
+                if pending and (now - last_commit >= commit_every or pending >= 50_000):
+                    self.commit()
+                    last_commit, pending = time.monotonic(), 0
+                if now - last_report >= 10.0:
+                    self._report()
+                    last_report = now
+                if self._idle():
+                    c = self.counters
+                    log.warning(
+                        "idle for %.1fs: stopping (forwarded %d, folded %d, dead letters %d)",
+                        options.until_idle,
+                        c.forwarded,
+                        c.folded,
+                        c.dead_letters,
+                    )
+                    break
+            self.commit()
+        except BaseException:
+            self.healthy = False  # what was not committed is redone by the next owner
+            raise
+        finally:
+            self.consumer.close()  # revokes: a last commit, unless failing
+            self._drop([TopicPartition(self.run_log, p) for p in list(self.stores)], self.healthy)
+            self.producer.flush(30.0)
+        self._report()
+        return 0
+
+    def _idle(self) -> bool:
+        """`--until-idle` has passed without input. Not before the group first assigned
+        this worker partitions (a restart waits out the dead member's session), unless
+        that takes longer than a session timeout could explain."""
+        idle = self.options.until_idle
+        if idle is None or self.counters.idle_for() < idle:
+            return False
+        waited = time.monotonic() - self.counters.started
+        return self.assigned_once or waited > idle + 3 * self.options.session_timeout
+
+    def _report(self) -> None:
+        c = self.counters
+        log.info(
+            "progress forwarded=%d folded=%d dead_letters=%d outputs=%d commits=%d "
+            "lag=%d cached_runs=%d",
+            c.forwarded,
+            c.folded,
+            c.dead_letters,
+            c.outputs,
+            c.commits,
+            sum(c.lag.values()),
+            sum(len(f.cache) for f in self.folders.values()),
+        )
+
+    def stats(self) -> dict[str, Any]:
+        """The `/outcomes/stats` page (read from the web thread; plain counters)."""
+        c = self.counters
+        folders = list(self.folders.values())
+        return {
+            "engine": "batch",
+            "forwarded": c.forwarded,
+            "folded": c.folded,
+            "dead_letters": c.dead_letters,
+            "outputs": c.outputs,
+            "commits": c.commits,
+            "applied": sum(f.stats.applied for f in folders),
+            "redelivered": sum(f.stats.redelivered for f in folders),
+            "rejected": sum(f.stats.rejected for f in folders),
+            "rebuilt_runs": sum(f.stats.rebuilt_runs for f in folders),
+            "restored_records": c.restored,
+            "cached_runs": sum(len(f.cache) for f in folders),
+            "consumer_lag": sum(c.lag.values()),
+            "idle_seconds": round(c.idle_for(), 3),
+        }
+
+
+# -- the web endpoint ----------------------------------------------------------------
+
+
+def metric_lines(worker: BatchWorker) -> Iterator[str]:
+    """Prometheus text exposition of the worker's counters and lag."""
+    prefix = "outcomes_worker"
+    c = worker.counters
+    counters = {
+        "forwarded": (c.forwarded, "input events forwarded to the run log"),
+        "folded": (c.folded, "run-log records folded"),
+        "dead_letters": (c.dead_letters, "records refused to the dead-letter topic"),
+        "outputs": (c.outputs, "output records produced"),
+        "commits": (c.commits, "offset commits"),
+    }
+    for name, (value, help_text) in counters.items():
+        yield f"# HELP {prefix}_{name}_total {help_text}"
+        yield f"# TYPE {prefix}_{name}_total counter"
+        yield f"{prefix}_{name}_total {value}"
+    yield f"# HELP {prefix}_consumer_lag records behind the end, per partition"
+    yield f"# TYPE {prefix}_consumer_lag gauge"
+    for where, lag in sorted(c.lag.items()):
+        topic, _, partition = where.rstrip("]").partition("[")
+        yield f'{prefix}_consumer_lag{{topic="{topic}",partition="{partition}"}} {lag}'
+
+
+def serve_web(worker: BatchWorker, port: int) -> ThreadingHTTPServer:
+    """`/outcomes/stats` (JSON) and `/metrics` (Prometheus) on 127.0.0.1, in a thread."""
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:
+            if self.path == "/outcomes/stats":
+                body, kind = json.dumps(worker.stats()).encode(), "application/json"
+            elif self.path == "/metrics":
+                text = "\n".join(metric_lines(worker)) + "\n"
+                body, kind = text.encode(), "text/plain; version=0.0.4"
+            else:
+                self.send_error(404)
+                return
+            self.send_response(200)
+            self.send_header("Content-Type", kind)
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
+
+        def log_message(self, format: str, *args: Any) -> None:
+            log.debug("web: " + format, *args)
+
+    server = ThreadingHTTPServer(("127.0.0.1", port), Handler)
+    threading.Thread(target=server.serve_forever, name="web", daemon=True).start()
+    return server
+
+
+def run_batch_worker(settings: Settings, options: WorkerOptions, loglevel: str = "info") -> int:
+    """Run the batch engine until idle or signalled; returns the exit code."""
+    from streams.runtime import tune_gc
+
+    logging.basicConfig(
+        level=getattr(logging, loglevel.upper()),
+        format="%(asctime)s %(levelname)s %(name)s %(message)s",
+    )
+    tune_gc()
+    ensure_internal_topics(settings, options, changelog=True)
+    worker = BatchWorker(settings, options)
+    server = serve_web(worker, options.web_port) if options.web_enabled else None
+    log.warning(
+        "worker app_id=%s engine=batch bootstrap=%s web=%s",
+        options.app_id,
+        settings.bootstrap,
+        f"http://127.0.0.1:{options.web_port}" if server else "off",
+    )
+    try:
+        return worker.run()
+    finally:
+        if server is not None:
+            server.shutdown()
