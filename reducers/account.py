@@ -18,6 +18,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
+from operator import attrgetter, itemgetter
 from typing import Any, TypeVar
 
 from reducers import events as ev
@@ -45,8 +46,8 @@ def latest(items: Iterable[E]) -> E | None:
     return max(items, key=_order, default=None)
 
 
-def _order(event: ev.Event) -> tuple[int, str]:
-    return (event.occurred_at, event.event_id)
+# (`occurred_at`, `event_id`) of an event, as a C-level key function.
+_order: Callable[[ev.Event], tuple[int, str]] = attrgetter("occurred_at", "event_id")
 
 
 def _ids(events: Iterable[ev.Event]) -> list[str]:
@@ -81,7 +82,7 @@ def _contradiction(subject: str, kind: str, evidence: list[Json]) -> Json:
 
 def _section(state: RunState, name: str, reads: tuple[str, ...], build: Callable[[], T]) -> T:
     """`build()`, or its cached result if no event of the categories it reads arrived since."""
-    stamp = tuple(state.generations[category] for category in reads)
+    stamp = _stamper(reads)(state.generations)
     cached = state.cache.get(name)
     if cached is not None and cached[0] == stamp:
         result: T = cached[1]
@@ -89,6 +90,17 @@ def _section(state: RunState, name: str, reads: tuple[str, ...], build: Callable
     result = build()
     state.cache[name] = (stamp, result)
     return result
+
+
+_STAMPERS: dict[tuple[str, ...], Callable[[dict[str, int]], Any]] = {}
+
+
+def _stamper(reads: tuple[str, ...]) -> Callable[[dict[str, int]], Any]:
+    """The generations of `reads`, as one C-level getter (a tuple, or one int for one)."""
+    stamper = _STAMPERS.get(reads)
+    if stamper is None:
+        stamper = _STAMPERS[reads] = itemgetter(*reads)
+    return stamper
 
 
 # -- snapshots ---------------------------------------------------------------------------
@@ -729,7 +741,7 @@ def assemble(state: RunState) -> Json | None:
             "durability": effects.durability,
         },
         "predicates": predicates,
-        "artifacts": _artifacts(cand),
+        "artifacts": _artifacts(state),
         "checks": checks.rows,
         "effects": list(effects.rows.values()),
         "actions": list(actions.rows.values()),
@@ -739,16 +751,20 @@ def assemble(state: RunState) -> Json | None:
     }
 
 
-def _artifacts(cand: SnapshotView | None) -> list[Json]:
-    if cand is None:
-        return []
-    return [
-        {
-            "path": art.path,
-            "change": art.change,
-            "digest": art.digest,
-            "renamed_from": art.renamed_from,
-            "verification_sensitive": art.verification_sensitive,
-        }
-        for _, art in sorted(cand.inventory.items())
-    ]
+def _artifacts(state: RunState) -> list[Json]:
+    def build() -> list[Json]:
+        cand = _candidate(state).snapshot
+        if cand is None:
+            return []
+        return [
+            {
+                "path": art.path,
+                "change": art.change,
+                "digest": art.digest,
+                "renamed_from": art.renamed_from,
+                "verification_sensitive": art.verification_sensitive,
+            }
+            for _, art in sorted(cand.inventory.items())
+        ]
+
+    return _section(state, "artifacts", ("lifecycle", "workspace"), build)

@@ -39,7 +39,9 @@ CHANGE_SECTIONS: dict[str, tuple[str, ...]] = {
 }
 
 # Events whose application can never change an account's content.
-_INERT = (ev.RunStarted, ev.NarrativeSubmitted)
+_INERT = frozenset({ev.RunStarted, ev.NarrativeSubmitted})
+# Events that emit journal rows of their own.
+_JOURNALLED = frozenset({ev.RetrievalEvaluated, ev.InjectionRecorded})
 
 
 # Revision bodies kept per run for narratives to name: the most recent ones. Keeping
@@ -78,10 +80,12 @@ def fold(state: RunState, event: ev.Event) -> tuple[RunState, list[OutputRecord]
             f"(first: {known.TYPE} at {format_rfc3339(known.occurred_at)})",
         )
     state.add(event)
-    outputs = list(_journal_rows(event))
-    if isinstance(event, ev.NarrativeSubmitted):
+    kind = type(event)
+    outputs = list(_journal_rows(event)) if kind in _JOURNALLED else []
+    if kind is ev.NarrativeSubmitted:
+        assert isinstance(event, ev.NarrativeSubmitted)
         outputs += _verdicts(state, event)
-    if not state.opened or isinstance(event, _INERT):
+    if not state.opened or kind in _INERT:
         return state, outputs
     content = assemble(state)
     if content is not None and content != state.last_content:

@@ -8,10 +8,10 @@ value it holds is immutable, and accounts built from it are new objects.
 
 from __future__ import annotations
 
-import hashlib
 from collections import defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from hashlib import sha256
 from typing import Any
 
 from reducers import events as ev
@@ -95,14 +95,16 @@ class RunState:
         """Record a new event (the caller has checked that its id is new)."""
         event_id = event.event_id
         self.events[event_id] = event
-        digest = hashlib.sha256(event_id.encode("utf-8")).digest()
+        digest = sha256(event_id.encode("utf-8")).digest()
         self.id_digest = (self.id_digest + int.from_bytes(digest, "big")) & _DIGEST_MASK
-        if self.cutoff is None or event.occurred_at > self.cutoff:
-            self.cutoff = event.occurred_at
-        kind = event.TYPE
-        _INDEXERS[kind](self, event)
-        self.generations[CATEGORY_OF[kind]] += 1
-        if kind in OPENERS:
+        occurred_at = event.occurred_at
+        cutoff = self.cutoff
+        if cutoff is None or occurred_at > cutoff:
+            self.cutoff = occurred_at
+        file, category, opens = _FILING[event.TYPE]
+        file(self, event)
+        self.generations[category] += 1
+        if opens:
             self.opened = True
 
 
@@ -131,4 +133,10 @@ _INDEXERS: dict[str, Callable[[RunState, Any], None]] = {
     "retrieval.evaluated": lambda s, e: s.retrievals[e.retrieval_id].append(e),
     "injection.recorded": lambda s, e: s.injections[e.injection_id].append(e),
     "narrative.submitted": lambda s, e: s.narratives.append(e),
+}
+
+# Per event type, in one lookup: where it is filed, its category, whether it opens the
+# account.
+_FILING: dict[str, tuple[Callable[[RunState, Any], None], str, bool]] = {
+    kind: (_INDEXERS[kind], CATEGORY_OF[kind], kind in OPENERS) for kind in CATEGORY_OF
 }
