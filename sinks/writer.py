@@ -177,7 +177,7 @@ class ClickHouseWriter:
                     purged += 1
                     continue
                 unique.setdefault(row[lay.row_idx], row)
-            stored = self._stored_ids(lay, unique.values())
+            stored = self._stored_ids(lay, list(unique.values()))
             fresh = [row for rid, row in unique.items() if rid not in stored]
             if fresh:
                 self.conn.insert(
@@ -203,20 +203,17 @@ class ClickHouseWriter:
             log.info("skipping rows of %d purged run(s)", len(found))
         return found
 
-    def _stored_ids(self, lay: _Layout, rows: Iterable[Row]) -> set[str]:
+    def _stored_ids(self, lay: _Layout, rows: Sequence[Row]) -> set[str]:
         """The row_ids among `rows` the table already holds (any copy, merged or not)."""
-        by_run: dict[Any, list[str]] = {}
-        for row in rows:
-            by_run.setdefault(row[lay.run_idx], []).append(row[lay.row_idx])
-        if not by_run:
-            return set()
         table = self.conn.table(lay.table.name)
         stored: set[str] = set()
-        for runs, ids in _key_chunks(by_run):
-            where = f"row_id IN {_key_set(ids)}"
+        for start in range(0, len(rows), _MAX_IDS_PER_QUERY):
+            chunk = rows[start : start + _MAX_IDS_PER_QUERY]
+            where = f"row_id IN {_key_set([row[lay.row_idx] for row in chunk])}"
             if lay.table.has_run_id:
                 # run_id leads the ORDER BY: the primary index prunes to these runs, and
                 # the row_id bloom filter skips granules holding none of the ids.
+                runs = {row[lay.run_idx] for row in chunk}
                 where = f"run_id IN {_key_set(runs)} AND {where}"
             sql = f"SELECT row_id FROM {table} WHERE {where}"
             stored.update(r[0] for r in self.conn.rows(sql, settings=_BIG_QUERY))
@@ -224,25 +221,9 @@ class ClickHouseWriter:
 
 
 def _token(table: str, rows: Sequence[Row], lay: _Layout) -> str:
-    digest = hashlib.sha256(table.encode())
-    for rid in sorted(row[lay.row_idx] for row in rows):
-        digest.update(b"\0" + rid.encode())
-    return digest.hexdigest()
-
-
-def _key_chunks(by_run: Mapping[Any, list[str]]) -> Iterable[tuple[list[Any], list[str]]]:
-    """(runs, row_ids) groups of at most _MAX_IDS_PER_QUERY ids."""
-    runs: list[Any] = []
-    ids: list[str] = []
-    for run, group in by_run.items():
-        runs.append(run)
-        for rid in group:
-            ids.append(rid)
-            if len(ids) >= _MAX_IDS_PER_QUERY:
-                yield runs, ids
-                runs, ids = [run], []
-    if ids:
-        yield runs, ids
+    """SHA-256 of the table name and the sorted row ids, each preceded by a NUL byte."""
+    ids = sorted(row[lay.row_idx] for row in rows)
+    return hashlib.sha256("\0".join([table, *ids]).encode()).hexdigest()
 
 
 def _key_set(values: Iterable[Any]) -> str:
