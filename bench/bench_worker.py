@@ -39,6 +39,7 @@ from tests.worker_support import (
     KafkaConfig,
     TopicOffsets,
     WorkerProcess,
+    commit_offsets,
     delete_app,
     end_offsets,
     finish,
@@ -110,19 +111,30 @@ def timestamps(
 
 
 def run_worker(
-    config: KafkaConfig, bootstrap: str, events: Sequence[Event], prefix: str, tmp: Path
+    config: KafkaConfig,
+    bootstrap: str,
+    events: Sequence[Event],
+    prefix: str,
+    tmp: Path,
+    engine: str = "batch",
+    produced_from: TopicOffsets | None = None,
 ) -> WorkerFigures:
-    """Pre-produce `events`, run one worker over them until done, and measure."""
-    app_id = unique_name("bench-app")
+    """Pre-produce `events`, run one worker over them until done, and measure. With
+    `produced_from`, the events were produced already, from those input offsets."""
+    app_id = unique_name(f"bench-{engine}")
     marks = isolate_group(config, app_id)
     try:
-        produce_events(config, events, Codec())
+        if produced_from is None:
+            produce_events(config, events, Codec())
+        else:
+            commit_offsets(config, app_id, produced_from)
         worker = WorkerProcess(
             app_id=app_id,
             state_dir=tmp / app_id,
             bootstrap=bootstrap,
             log_path=tmp / f"{app_id}.log",
             until_idle=3.0,
+            extra=("--engine", engine),
         )
         peak = [0.0]
         started = time.monotonic()
@@ -207,6 +219,9 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--events", type=int, default=50_000, help="main load size")
     parser.add_argument(
+        "--engines", default="batch,faust", help="engines to run on the main load, in order"
+    )
+    parser.add_argument(
         "--size-events", type=int, default=10_000, help="load size for each run-size figure"
     )
     parser.add_argument(
@@ -216,6 +231,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     settings = Settings.load()
     config: KafkaConfig = dict(settings.kafka_config())
     bootstrap = settings.bootstrap
+    engines = args.engines.split(",")
     print(f"broker {bootstrap}; {os.cpu_count()} CPUs; load average {os.getloadavg()}")
 
     with tempfile.TemporaryDirectory(prefix="bench-worker-") as tmp_dir:
@@ -224,35 +240,40 @@ def main(argv: Sequence[str] | None = None) -> None:
         per_run = 12.6  # generate_runs(padding=2): ~12.6 events per run
         events = interleave(list(generate_runs(round(args.events / per_run), 0, 2, prefix)))
         start = end_offsets(config, INPUT_TOPICS)
-        figures = run_worker(config, bootstrap, events, prefix, tmp)
+        results: dict[str, WorkerFigures] = {}
+        for engine in engines:
+            # The same records each time: a new app id (group) reads them from the marks.
+            again = start if results else None
+            results[engine] = run_worker(config, bootstrap, events, prefix, tmp, engine, again)
         decoded, seconds = raw_ceiling(config, start, prefix)
+        ceiling = decoded / seconds
+        any_figures = next(iter(results.values()))
         print(
-            f"\nmain load: {figures.events:,} events in {figures.runs:,} runs, "
-            f"{figures.outputs:,} output records"
+            f"\nmain load: {any_figures.events:,} events in {any_figures.runs:,} runs, "
+            f"{any_figures.outputs:,} output records"
         )
         print(
-            f"  worker (both stages): {figures.rate:,.0f} events/s "
-            f"({figures.seconds:.1f} s first event consumed -> last output produced; "
-            f"{figures.wall_seconds:.1f} s wall with start-up and idle exit)"
+            f"  raw ceiling:  {ceiling:,.0f} events/s (confluent-kafka consume + "
+            f"decode_event_fast of the same {decoded:,} records, {seconds:.1f} s)"
         )
-        print(
-            f"  ingest stage alone:   {figures.events / figures.ingest_seconds:,.0f} events/s "
-            f"({figures.ingest_seconds:.1f} s first -> last run-log record)"
-        )
-        print(
-            f"  raw ceiling:          {decoded / seconds:,.0f} events/s "
-            f"(confluent-kafka consume + decode_event_fast of the same {decoded:,} records, "
-            f"{seconds:.1f} s)"
-        )
-        print(f"  worker peak RSS:      {figures.peak_rss_mib:.0f} MiB (VmHWM)")
+        for engine, figures in results.items():
+            print(
+                f"  {engine:<6} engine: {figures.rate:,.0f} events/s = "
+                f"{figures.rate / ceiling:.2f} x ceiling ({figures.seconds:.1f} s first event "
+                f"consumed -> last output produced; ingest stage alone "
+                f"{figures.events / figures.ingest_seconds:,.0f} events/s; "
+                f"{figures.wall_seconds:.1f} s wall with start-up and idle exit); "
+                f"peak RSS {figures.peak_rss_mib:.0f} MiB"
+            )
 
-        print(f"\nper-event cost as runs grow (~{args.size_events:,} events per load):")
+        engine = engines[0]
+        print(f"\nper-event cost as runs grow, {engine} engine (~{args.size_events:,} per load):")
         print(f"  {'events/run':>10} {'runs':>6} {'events':>7} {'events/s':>9} {'us/event':>9} "
               f"{'seconds':>8} {'RSS MiB':>8}")  # fmt: skip
         for size in (int(s) for s in args.sizes.split(",")):
             sized_prefix = unique_name(f"bench{size}")
             load = sized_load(sized_prefix, size, args.size_events)
-            f = run_worker(config, bootstrap, load, sized_prefix, tmp)
+            f = run_worker(config, bootstrap, load, sized_prefix, tmp, engine)
             print(
                 f"  {f.events / f.runs:>10,.0f} {f.runs:>6,} {f.events:>7,} {f.rate:>9,.0f} "
                 f"{f.micros_per_event:>9,.0f} {f.seconds:>8.1f} {f.peak_rss_mib:>8.0f}"

@@ -49,6 +49,7 @@ import schemas
 from reducers.catalog import EVENT_TOPICS
 from reducers.limits import Limits
 from reducers.records import OutputRecord, dead_letter
+from streams.avro_fast import FastConverters, with_fallback
 from streams.exceptions import (
     SCHEMA_VIOLATION,
     TOO_LARGE,
@@ -545,6 +546,7 @@ class _Catalog:
 def _catalog() -> _Catalog:
     definitions = schemas.current_definitions()
     converters = _Converters(definitions)
+    fast = FastConverters(definitions, timestamp_micros, _to_bytes)
     by_name: dict[str, RecordSchema] = {}
     events: dict[str, RecordSchema] = {}
     outputs: dict[str, RecordSchema] = {}
@@ -559,7 +561,7 @@ def _catalog() -> _Catalog:
             schema=schema,
             parsed=fastavro.parse_schema(strip_logical_types(schema)),
             fingerprint=schema_fingerprint(schema),
-            to_avro=converters.to_avro(name, None),
+            to_avro=with_fallback(fast.compile(name), converters.to_avro(name, None)),
             to_canonical=converters.from_avro(name, None, canonical=True),
             to_fast=converters.from_avro(name, None, canonical=False),
             smallest_array_item=_smallest_array_item(strip_logical_types(schema)),

@@ -1,0 +1,129 @@
+"""The generated canonical JSON -> Avro converters agree with the generic ones.
+
+`streams/avro_fast.py` may only accept what the generic converters accept, with the same
+result; whatever it refuses goes to the generic converter, which converts it or raises
+the violation with its path. Checked on every output and event of a generated fleet,
+and on values broken one field at a time.
+"""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Iterator, Mapping
+from types import MappingProxyType
+from typing import Any
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import schemas
+from streams.avro_fast import FastConverters
+from streams.codec import Codec, _catalog, _Converters, _to_bytes, timestamp_micros
+from streams.exceptions import CodecError
+from streams.runfold import MemoryEventStore, Origin, RunFolder
+from streams.workload import generate_runs, interleave
+from tests.test_codec_support import record_strategy, sample_output
+
+DEFINITIONS = schemas.current_definitions()
+FAST = FastConverters(DEFINITIONS, timestamp_micros, _to_bytes)
+GENERIC = _Converters(DEFINITIONS)
+
+
+def fleet() -> Iterator[tuple[str, Mapping[str, Any]]]:
+    """(schema name, canonical value) of every event and output of 120 generated runs."""
+    codec = Codec()
+    events = interleave(list(generate_runs(120, 0, 2, "fast")))
+    folder = RunFolder(MemoryEventStore(), codec.decode_event_fast)
+    for event in events:
+        yield schemas.EVENT_SCHEMAS[event["type"]], event
+        for record in folder.process(event["run_id"], codec.encode_event(event), Origin("t", 0, 0)):
+            yield schemas.OUTPUT_SCHEMAS[record.kind], record.body
+
+
+VALUES = list(fleet())
+
+
+def test_fast_equals_generic_on_a_fleet() -> None:
+    kinds = set()
+    for name, value in VALUES:
+        fast = FAST.compile(name)
+        assert fast(value) == GENERIC.to_avro(name, None)(value), name
+        kinds.add(name)
+    assert len(kinds) >= len(schemas.OUTPUT_SCHEMAS) + 8  # outputs and most event types
+
+
+ALL_RECORDS = sorted({*schemas.EVENT_SCHEMAS.values(), *schemas.OUTPUT_SCHEMAS.values()})
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.sampled_from(ALL_RECORDS).flatmap(lambda n: st.tuples(st.just(n), record_strategy(n))))
+def test_fast_equals_generic_on_generated_records(case: tuple[str, dict[str, Any]]) -> None:
+    name, value = case
+    assert FAST.compile(name)(value) == GENERIC.to_avro(name, None)(value)
+
+
+def breakages(value: Any, path: tuple[Any, ...] = ()) -> Iterator[tuple[tuple[Any, ...], Any]]:
+    """(path, replacement) pairs that each break or bend one field of `value`."""
+    if isinstance(value, dict):
+        for key, inner in value.items():
+            yield from breakages(inner, (*path, key))
+        yield path, {**value, "unexpected": 1}
+        if value:
+            yield path, dict(list(value.items())[1:])  # the first field missing
+        yield path, MappingProxyType(dict(value))  # a Mapping that is not a dict
+    elif isinstance(value, list):
+        for index, inner in enumerate(value[:2]):
+            yield from breakages(inner, (*path, index))
+        yield path, tuple(value)
+        yield path, "not a list"
+    elif isinstance(value, bool):
+        yield path, int(value)
+    elif isinstance(value, int):
+        yield path, True
+        yield path, 1 << 63
+        yield path, str(value)
+    elif isinstance(value, str):
+        yield path, 7
+        yield path, value + "\x00"
+        yield path, None
+    elif value is None:
+        yield path, "x"
+
+
+def replaced(value: Any, path: tuple[Any, ...], new: Any) -> Any:
+    if not path:
+        return new
+    out = copy.copy(value)
+    out[path[0]] = replaced(value[path[0]], path[1:], new)
+    return out
+
+
+def outcome(convert: Any, value: Any) -> tuple[str, Any]:
+    try:
+        return "ok", convert(value)
+    except Exception as exc:  # the two must fail alike: same type, same message
+        return "error", (type(exc).__name__, str(exc))
+
+
+@pytest.mark.parametrize(("kind", "name"), sorted(schemas.OUTPUT_SCHEMAS.items()))
+def test_broken_values_convert_or_fail_like_the_generic_path(kind: str, name: str) -> None:
+    record = _catalog().by_name[name]
+    sample = next((value for n, value in VALUES if n == name), None) or sample_output(kind)
+    generic = GENERIC.to_avro(name, None)
+    tried = 0
+    for path, new in breakages(sample):
+        broken = replaced(sample, path, new)
+        assert outcome(record.to_avro, broken) == outcome(generic, broken), (path, new)
+        tried += 1
+    assert tried > 20
+
+
+def test_the_codec_reports_a_violation_with_its_path() -> None:
+    codec = Codec()
+    name, body = next((n, v) for n, v in VALUES if n.endswith("AccountRevision"))
+    broken = copy.deepcopy(body)
+    broken["predicates"][0]["state"] = "maybe"
+    record = _catalog().by_name[name]
+    with pytest.raises(CodecError, match=r"predicates\[0\]\.state"):
+        codec._to_avro(record, broken)
