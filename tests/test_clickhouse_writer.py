@@ -274,6 +274,7 @@ def test_ids_with_quotes_backslashes_and_unicode_deduplicate(chdb_dsn: str) -> N
         "run-ünï-🚀",
         "run-%(x)s-{y:String}",
         'run-"json"-\\u0041-$h$',
+        "run-$row_ids$-$run_ids$-$$",
         "run-tab\there-new\nline",
     ]
     records = [samples.account(run, 1, status="complete", minute=1) for run in odd]
