@@ -82,7 +82,10 @@ def _contradiction(subject: str, kind: str, evidence: list[Json]) -> Json:
 
 def _section(state: RunState, name: str, reads: tuple[str, ...], build: Callable[[], T]) -> T:
     """`build()`, or its cached result if no event of the categories it reads arrived since."""
-    stamp = _stamper(reads)(state.generations)
+    stamper = _STAMPERS.get(name)
+    if stamper is None:
+        stamper = _STAMPERS[name] = itemgetter(*reads)
+    stamp = stamper(state.generations)
     cached = state.cache.get(name)
     if cached is not None and cached[0] == stamp:
         result: T = cached[1]
@@ -92,15 +95,9 @@ def _section(state: RunState, name: str, reads: tuple[str, ...], build: Callable
     return result
 
 
-_STAMPERS: dict[tuple[str, ...], Callable[[dict[str, int]], Any]] = {}
-
-
-def _stamper(reads: tuple[str, ...]) -> Callable[[dict[str, int]], Any]:
-    """The generations of `reads`, as one C-level getter (a tuple, or one int for one)."""
-    stamper = _STAMPERS.get(reads)
-    if stamper is None:
-        stamper = _STAMPERS[reads] = itemgetter(*reads)
-    return stamper
+# Per section name, the generations of the categories it reads as one C-level getter (a
+# tuple, or an int for one category).
+_STAMPERS: dict[str, Callable[[dict[str, int]], Any]] = {}
 
 
 # -- snapshots ---------------------------------------------------------------------------
@@ -540,11 +537,14 @@ def _actions(state: RunState) -> Actions:
     def build() -> Actions:
         rows: dict[str, Json] = {}
         contradictions: list[Json] = []
-        for action_id in sorted(set(state.tools_started) | set(state.tools_finished)):
-            finished = state.tools_finished.get(action_id, [])
-            outcomes = {f.outcome for f in finished}
+        started_index, finished_index = state.tools_started, state.tools_finished
+        for action_id in sorted(started_index.keys() | finished_index.keys()):
+            started = started_index.get(action_id, ())
+            finished = finished_index.get(action_id, ())
             outcome: str | None
-            if len(outcomes) > 1:
+            if len(finished) == 1:  # the common case, without a set
+                outcome = finished[0].outcome
+            elif len(outcomes := {f.outcome for f in finished}) > 1:
                 outcome = "indeterminate"
                 contradictions.append(
                     _contradiction(
@@ -555,9 +555,13 @@ def _actions(state: RunState) -> Actions:
                 )
             else:
                 outcome = next(iter(outcomes), None)
-            named = latest([*state.tools_started.get(action_id, ()), *finished])
-            tool = named.tool if isinstance(named, ev.ToolStarted | ev.ToolFinished) else None
-            rows[action_id] = {"action_id": action_id, "tool": tool, "outcome": outcome}
+            named: ev.ToolStarted | ev.ToolFinished
+            if len(started) == 1 and len(finished) == 1:  # `latest` of the pair, inline
+                first, last = started[0], finished[0]
+                named = last if _order(last) > _order(first) else first
+            else:  # never empty: a subject is indexed by its first event
+                named = max((*started, *finished), key=_order)
+            rows[action_id] = {"action_id": action_id, "tool": named.tool, "outcome": outcome}
         return Actions(rows, contradictions)
 
     return _section(state, "actions", ("tool",), build)

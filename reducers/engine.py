@@ -136,11 +136,18 @@ def _revise(state: RunState, content: dict[str, Any], trigger: ev.Event) -> list
 def _changes(previous: dict[str, Any] | None, content: dict[str, Any]) -> list[str]:
     if previous is None:
         return []
-    return sorted(
-        name
-        for name, keys in CHANGE_SECTIONS.items()
-        if any(previous[key] != content[key] for key in keys)
-    )
+    changed = []
+    for name, keys in _CHANGE_SECTIONS_SORTED:
+        for key in keys:
+            before, after = previous[key], content[key]
+            # A section served from the cache is the very same object: no deep compare.
+            if before is not after and before != after:
+                changed.append(name)
+                break
+    return changed
+
+
+_CHANGE_SECTIONS_SORTED = sorted(CHANGE_SECTIONS.items())
 
 
 def _required_states(content: dict[str, Any]) -> dict[str, str]:
@@ -169,7 +176,10 @@ def _finding_rows(
     trigger: ev.Event,
     revision: int,
 ) -> Iterator[OutputRecord]:
-    before = {(f["kind"], f["subject"]): f for f in (previous or {}).get("provenance_findings", [])}
+    findings_before = previous["provenance_findings"] if previous is not None else []
+    if findings_before == content["provenance_findings"]:  # nothing raised or withdrawn
+        return
+    before = {(f["kind"], f["subject"]): f for f in findings_before}
     after = {(f["kind"], f["subject"]): f for f in content["provenance_findings"]}
     for key in sorted(before.keys() | after.keys()):
         if (key in before) == (key in after):
