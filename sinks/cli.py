@@ -145,11 +145,12 @@ def purge(
     from sinks import purge as purging
     from sinks import schema
 
-    credential = purging.read_credential(credential_file)
-    conn = ch.connect(_dsn(dsn))
+    settings = Settings.load(clickhouse=dsn, purge_actor=actor)
+    credential = purging.read_credential(credential_file, settings)
+    conn = ch.connect(settings.clickhouse_dsn)
     schema.ensure_schema(conn)
     result = purging.purge_run(
-        conn, run_id, credential, actor=actor or purging.default_actor(), reason=reason
+        conn, run_id, credential, actor=purging.purge_actor(settings), reason=reason
     )
     counts = ", ".join(f"{t}={n}" for t, n in result.row_counts.items() if n) or "no rows"
     click.echo(f"purged run {run_id} ({result.total} rows: {counts}); purge id {result.purge_id}")

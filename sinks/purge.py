@@ -13,10 +13,8 @@ from __future__ import annotations
 import getpass
 import hashlib
 import hmac
-import os
 import socket
 import uuid
-from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -24,9 +22,9 @@ from pathlib import Path
 from sinks import schema
 from sinks.clickhouse import Connection
 from sinks.exceptions import PurgeDenied, PurgeIncomplete
+from streams.settings import Settings
 
-CREDENTIAL_ENV = "OUTCOMES_PURGE_CREDENTIAL"
-ACTOR_ENV = "OUTCOMES_PURGE_ACTOR"
+CREDENTIAL_ENV = "OUTCOMES_PURGE_CREDENTIAL"  # read by streams.settings.Settings
 
 
 @dataclass(frozen=True)
@@ -42,9 +40,9 @@ class PurgeResult:
         return sum(self.row_counts.values())
 
 
-def read_credential(credential_file: Path | None, env: Mapping[str, str] | None = None) -> str:
-    """The presented credential: the file's first line if given, else the environment."""
-    env = os.environ if env is None else env
+def read_credential(credential_file: Path | None, settings: Settings) -> str:
+    """The presented credential: the file's first line if given, else the setting
+    `purge_credential` (`OUTCOMES_PURGE_CREDENTIAL`)."""
     if credential_file is not None:
         try:
             text = credential_file.read_text().strip()
@@ -53,16 +51,15 @@ def read_credential(credential_file: Path | None, env: Mapping[str, str] | None 
         if not text:
             raise PurgeDenied(f"credential file {credential_file} is empty")
         return text.splitlines()[0].strip()
-    value = env.get(CREDENTIAL_ENV, "").strip()
+    value = (settings.purge_credential or "").strip()
     if not value:
         raise PurgeDenied(f"no purge credential: set {CREDENTIAL_ENV} or use --credential-file")
     return value
 
 
-def default_actor(env: Mapping[str, str] | None = None) -> str:
-    """Who is purging: `OUTCOMES_PURGE_ACTOR`, else the OS user at this host."""
-    env = os.environ if env is None else env
-    return env.get(ACTOR_ENV) or f"{getpass.getuser()}@{socket.gethostname()}"
+def purge_actor(settings: Settings) -> str:
+    """Who is purging: `--actor` or `OUTCOMES_PURGE_ACTOR`, else the OS user at this host."""
+    return settings.purge_actor or f"{getpass.getuser()}@{socket.gethostname()}"
 
 
 def verify_credential(conn: Connection, credential: str) -> None:

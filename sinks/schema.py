@@ -11,13 +11,13 @@ from __future__ import annotations
 
 import hashlib
 import logging
-import os
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
 from sinks.clickhouse import Connection
 from sinks.exceptions import PurgeDenied, SchemaNotMigrated
+from streams.settings import Settings
 
 log = logging.getLogger(__name__)
 
@@ -457,8 +457,9 @@ def applied_versions(conn: Connection) -> set[int]:
 def migrate(conn: Connection, *, credential_sha256: str | None = None) -> MigrationReport:
     """Apply every missing migration, in order; safe to run again (and concurrently).
 
-    `credential_sha256` (default: env `OUTCOMES_PURGE_CREDENTIAL_SHA256`) becomes the
-    purge credential in force when it differs from the stored one.
+    `credential_sha256` (default: the setting `purge_credential_sha256`, env
+    `OUTCOMES_PURGE_CREDENTIAL_SHA256`) becomes the purge credential in force when it
+    differs from the stored one.
     """
     db = conn.database
     report = MigrationReport()
@@ -483,7 +484,7 @@ def migrate(conn: Connection, *, credential_sha256: str | None = None) -> Migrat
             [[migration.version, migration.name, migration.checksum(db), _now(), note]],
             ["version", "name", "checksum", "applied_at", "note"],
         )
-    wanted = credential_sha256 or os.environ.get("OUTCOMES_PURGE_CREDENTIAL_SHA256")
+    wanted = credential_sha256 or Settings.load().purge_credential_sha256
     if wanted:
         report.credential_configured = configure_purge_credential(conn, wanted)
     return report

@@ -93,6 +93,26 @@ SETTINGS_DOC: tuple[Setting, ...] = (
     Setting(
         "max_list_items", "OUTCOMES_MAX_LIST_ITEMS", None, "Largest accepted list field (items)."
     ),
+    Setting(
+        "purge_credential",
+        "OUTCOMES_PURGE_CREDENTIAL",
+        None,
+        "The purge credential `outcomes purge` presents (or --credential-file); never a flag.",
+        secret=True,
+    ),
+    Setting(
+        "purge_credential_sha256",
+        "OUTCOMES_PURGE_CREDENTIAL_SHA256",
+        None,
+        "SHA-256 (hex) of the purge credential; `outcomes clickhouse migrate` puts it in force.",
+        secret=True,
+    ),
+    Setting(
+        "purge_actor",
+        "OUTCOMES_PURGE_ACTOR",
+        "--actor",
+        "Who purges, recorded in purge_log (default: OS user@host).",
+    ),
 )
 
 
@@ -112,6 +132,9 @@ class Settings:
     clickhouse: str | None = None
     state_dir: Path = field(default_factory=lambda: _project_root() / ".state")
     limits: Limits = field(default_factory=Limits)
+    purge_credential: str | None = field(default=None, repr=False)
+    purge_credential_sha256: str | None = field(default=None, repr=False)
+    purge_actor: str | None = None
 
     def __post_init__(self) -> None:
         protocols = {"PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL"}

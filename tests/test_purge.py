@@ -13,6 +13,7 @@ from sinks import clickhouse, purge, samples, schema
 from sinks.cli import purge as purge_cmd
 from sinks.exceptions import PurgeDenied
 from sinks.writer import ClickHouseWriter
+from streams.settings import Settings
 
 pytestmark = pytest.mark.clickhouse
 SECRET = "correct horse battery staple 4f9a"
@@ -65,7 +66,7 @@ def test_wrong_or_missing_credential_is_refused(chdb_dsn: str) -> None:
         purge.purge_run(conn, "run-a", SECRET + "x", actor="t")
     assert _rows_of(conn, "run-a") > 0
     with pytest.raises(PurgeDenied, match="OUTCOMES_PURGE_CREDENTIAL"):
-        purge.read_credential(None, env={})
+        purge.read_credential(None, Settings.load(env={}))
 
 
 def test_unconfigured_credential_refuses_every_purge(tmp_path: Path) -> None:
