@@ -324,9 +324,17 @@ def parse_event(value: Any, limits: Limits = _DEFAULT_LIMITS) -> Event:
 def event_parser(limits: Limits = _DEFAULT_LIMITS) -> Callable[[Any], Event]:
     """`parse_event` with its limits resolved once, for a loop over many events."""
     parsers = _event_parsers(limits)
+    parser_of = parsers.get
 
     def parse(value: Any) -> Event:
-        return _parse(value, parsers)
+        if type(value) is dict:  # the common case, dispatched inline
+            type_name = value.get("type")
+            if type(type_name) is str:
+                parser = parser_of(type_name)
+                if parser is not None:
+                    event: Event = parser(value, "")
+                    return event
+        return _parse(value, parsers)  # anything else, with its precise error
 
     return parse
 
