@@ -24,7 +24,7 @@ import orjson
 
 from reducers.engine import Engine
 from reducers.limits import Limits
-from streams.replay import ReplayStats, jsonl_items, replay_items
+from streams.replay import ReplayStats, jsonl_items, replay_items, settling_state
 from streams.runtime import tune_gc
 from streams.workload import generate_run, generate_runs, interleave
 
@@ -51,7 +51,8 @@ def time_replay(path: Path) -> tuple[float, ReplayStats, int]:
     stats = ReplayStats()
     sink = io.BytesIO()
     start = time.perf_counter()
-    for record in replay_items(jsonl_items(path, limits), Engine(), limits, stats):
+    records = replay_items(jsonl_items(path, limits), Engine(), limits, stats)
+    for record in settling_state(records):  # as `outcomes replay` does
         sink.write(record.to_json_line())
         sink.write(b"\n")
     return time.perf_counter() - start, stats, sink.tell()

@@ -10,7 +10,7 @@ import click
 
 from reducers.engine import Engine
 from reducers.records import OutputRecord
-from streams.replay import ReplayStats, file_items, replay_items
+from streams.replay import ReplayStats, file_items, replay_items, settling_state
 from streams.runtime import tune_gc
 from streams.settings import Settings
 
@@ -43,7 +43,7 @@ def replay(files: tuple[Path, ...], out_path: Path | None, clickhouse_dsn: str |
     limits = settings.limits
     stats = ReplayStats()
     items = chain.from_iterable(file_items(path, limits) for path in files)
-    records = replay_items(items, Engine(), limits, stats)
+    records = settling_state(replay_items(items, Engine(), limits, stats))
     writer = None
     if clickhouse_dsn:
         from sinks.writer import ClickHouseWriter
