@@ -115,3 +115,20 @@ def test_cli_takes_the_credential_from_env_or_file_never_a_flag(
         f"SELECT DISTINCT purged_by FROM {conn.table('purge_log')} WHERE run_id = 'run-a'"
     )
     assert actors == [("alice",)]
+
+
+def test_purge_settings_come_from_the_environment_and_are_never_shown() -> None:
+    digest = hashlib.sha256(SECRET.encode()).hexdigest()
+    settings = Settings.load(
+        env={
+            "OUTCOMES_PURGE_CREDENTIAL": SECRET,
+            "OUTCOMES_PURGE_CREDENTIAL_SHA256": digest,
+            "OUTCOMES_PURGE_ACTOR": "dpo@example",
+        }
+    )
+    assert purge.read_credential(None, settings) == SECRET
+    assert purge.purge_actor(settings) == "dpo@example"
+    assert settings.purge_credential_sha256 == digest
+    shown = f"{settings.describe()} {settings!r}"
+    assert SECRET not in shown and digest not in shown
+    assert Settings.load(env={}, purge_actor="cli").purge_actor == "cli"
