@@ -1,6 +1,8 @@
 """Replay throughput of the pure core, side by side with the cost of just parsing JSON.
 
 Prints figures; asserts nothing. Run: `.venv/bin/python -m bench.bench_replay`.
+Throughput is given by wall clock and by this process's CPU time: on a shared, busy
+machine the wall figure also counts time spent waiting for a core.
 Measures, in one process on one core:
   1. events/s of `json.loads` alone over a generated JSONL mix (the floor of any replay);
   2. events/s of the replay path (validate, fold, assemble, serialise outputs);
@@ -38,38 +40,42 @@ def write_mix(path: Path, runs: int, padding: int, seed: int = 7) -> int:
     return len(events)
 
 
-def time_json_only(path: Path) -> float:
-    start = time.perf_counter()
+def time_json_only(path: Path) -> tuple[float, float]:
+    """(wall seconds, CPU seconds) of `json.loads` over every line."""
+    start, cpu = time.perf_counter(), time.process_time()
     with path.open("rb") as handle:
         for line in handle:
             json.loads(line)
-    return time.perf_counter() - start
+    return time.perf_counter() - start, time.process_time() - cpu
 
 
-def time_replay(path: Path) -> tuple[float, ReplayStats, int]:
+def time_replay(path: Path) -> tuple[float, float, ReplayStats, int]:
+    """(wall seconds, CPU seconds, counts, bytes written) of the replay path."""
     limits = Limits()
     stats = ReplayStats()
     sink = io.BytesIO()
-    start = time.perf_counter()
+    start, cpu = time.perf_counter(), time.process_time()
     records = replay_items(jsonl_items(path, limits), Engine(), limits, stats)
     for record in settling_state(records):  # as `outcomes replay` does
         sink.write(record.to_json_line())
         sink.write(b"\n")
-    return time.perf_counter() - start, stats, sink.tell()
+    return time.perf_counter() - start, time.process_time() - cpu, stats, sink.tell()
 
 
-def per_event_cost(size: int) -> tuple[float, int]:
-    """(microseconds per event, events) for one run of about `size` events (pre-parsed)."""
+def per_event_cost(size: int) -> tuple[float, float, int]:
+    """(wall and CPU microseconds per event, events) for one run of about `size` events
+    (pre-parsed)."""
     from reducers.validate import parse_event
 
     padding = max(0, (size - 9) // 2)
     events = [parse_event(e) for e in generate_run("grow", "late_receipt", padding=padding)]
     engine = Engine()
-    start = time.perf_counter()
+    start, cpu = time.perf_counter(), time.process_time()
     for event in events:
         for record in engine.apply(event):
             record.to_json_line()
-    return (time.perf_counter() - start) / len(events) * 1e6, len(events)
+    wall, cpu = time.perf_counter() - start, time.process_time() - cpu
+    return wall / len(events) * 1e6, cpu / len(events) * 1e6, len(events)
 
 
 def peak_rss_child(runs: int, events_per_run: int) -> None:
@@ -108,19 +114,23 @@ def main() -> None:
             path = Path(tmp) / "mix.jsonl"
             count = write_mix(path, runs, padding)
             size_mib = path.stat().st_size / 2**20
-            json_s = time_json_only(path)
-            replay_s, stats, out_bytes = time_replay(path)
+            json_s, json_cpu = time_json_only(path)
+            replay_s, replay_cpu, stats, out_bytes = time_replay(path)
         print(f"{title}: {count:,} events in {runs:,} runs ({size_mib:.1f} MiB JSONL)")
-        print(f"  json.loads only : {count / json_s:>10,.0f} events/s")
+        print(
+            f"  json.loads only : {count / json_s:>10,.0f} events/s "
+            f"({count / json_cpu:,.0f} events/s of CPU time)"
+        )
         print(
             f"  replay          : {count / replay_s:>10,.0f} events/s "
-            f"({replay_s / json_s:.2f}x the json.loads cost; {stats.summary()}; "
-            f"{out_bytes / 2**20:.1f} MiB written)"
+            f"({count / replay_cpu:,.0f} events/s of CPU time; "
+            f"{replay_s / json_s:.2f}x the json.loads cost, {replay_cpu / json_cpu:.2f}x in CPU)"
         )
-    print("per-event cost as one run grows:")
+        print(f"    {stats.summary()}; {out_bytes / 2**20:.1f} MiB written")
+    print("per-event cost as one run grows (wall / CPU):")
     for size in (10, 100, 1_000, 10_000, 100_000):
-        micros, events = per_event_cost(size)
-        print(f"  {events:>7,} events: {micros:6.2f} us/event")
+        micros, cpu_micros, events = per_event_cost(size)
+        print(f"  {events:>7,} events: {micros:6.2f} / {cpu_micros:6.2f} us/event")
     if not args.skip_memory:
         result = subprocess.run(
             [sys.executable, "-m", "bench.bench_replay", "--memory-child", "10000", "100"],
