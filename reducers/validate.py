@@ -203,7 +203,7 @@ def _record(cls: type[Any], limits: Limits, skip: frozenset[str] = frozenset()) 
         "cls": cls,
         "new": object.__new__,
         "known": known,
-        "MISSING": _MISSING,
+        "all_missing": dict.fromkeys(known, _MISSING),
         "unknown_fields": _unknown_fields,
         "not_an_object": _not_an_object,
         "parse_timestamp": parse_rfc3339,
@@ -214,7 +214,9 @@ def _record(cls: type[Any], limits: Limits, skip: frozenset[str] = frozenset()) 
         "        raise not_an_object(value, path)",
         "    if len(value) > len(known) or not known.issuperset(value):",
         "        raise unknown_fields(value, known, path)",
-        "    get = value.get",
+        # Absent fields (rare) read as MISSING, which only the slow path accepts or names.
+        "    if len(value) != len(known):",
+        "        value = {**all_missing, **value}",
     ]
     args = []
     for index, name in enumerate(names):
@@ -223,7 +225,7 @@ def _record(cls: type[Any], limits: Limits, skip: frozenset[str] = frozenset()) 
         optional = type(None) in typing.get_args(hint)
         consts[f"{slot}_slow"] = _slow(name, _converter(name, hint, limits), optional)
         check = _fast_check(name, hint, limits, consts, slot)
-        lines.append(f"    v = get({name!r}, MISSING)")
+        lines.append(f"    v = value[{name!r}]")
         if check != "False":
             lines.append(f"    if not {check}:")
             if name == "occurred_at":
