@@ -63,7 +63,7 @@ def _evidence(event: ev.Event, value: str) -> Json:
 
 
 def _sorted_evidence(items: list[Json]) -> list[Json]:
-    return sorted(items, key=lambda item: (item["occurred_at"], item["event_id"], item["value"]))
+    return sorted(items, key=itemgetter("occurred_at", "event_id", "value"))
 
 
 def _predicate(pid: str, state: str, reason: str, evidence: Iterable[ev.Event]) -> Json:
@@ -224,7 +224,7 @@ def _goal(state: RunState) -> Goal:
     def build() -> Goal:
         authorised = [g for g in state.goals if g.authored_by in GOAL_AUTHORITIES]
         goal = max(
-            authorised, key=lambda g: (g.goal_revision, g.occurred_at, g.event_id), default=None
+            authorised, key=attrgetter("goal_revision", "occurred_at", "event_id"), default=None
         )
         if goal is None:
             predicate = _predicate("goal.in_force", INDETERMINATE, "missing", ())
@@ -236,7 +236,7 @@ def _goal(state: RunState) -> Goal:
                 for g in state.goals
                 if g.authored_by == "model"
             ),
-            key=lambda p: (p["goal_revision"], p["event_id"]),
+            key=itemgetter("goal_revision", "event_id"),
         )
         return Goal(goal, predicate, ignored)
 
@@ -637,7 +637,7 @@ def _findings(state: RunState) -> list[Json]:
                 finding("injection_after_inference", injection_id, [*late, *inferences])
             if not confirmed and not any(r.removed_before_inference for r in records):
                 finding("unconfirmed_injection_used", injection_id, [*records, *inferences])
-        return sorted(out, key=lambda f: (f["kind"], f["subject"]))
+        return sorted(out, key=itemgetter("kind", "subject"))
 
     return _section(state, "findings", ("provenance",), build)
 
@@ -716,7 +716,7 @@ def assemble(state: RunState) -> Json | None:
             *_effect_predicates(state),
             *action_predicates.predicates,
         ],
-        key=lambda p: p["id"],
+        key=itemgetter("id"),
     )
     contradictions = sorted(
         [
@@ -725,7 +725,7 @@ def assemble(state: RunState) -> Json | None:
             *effects.contradictions,
             *actions.contradictions,
         ],
-        key=lambda c: (c["subject"], c["kind"]),
+        key=itemgetter("subject", "kind"),
     )
     workflow_status, response_completion, review = _lifecycle(state)
     cand = candidate.snapshot
