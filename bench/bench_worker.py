@@ -8,7 +8,8 @@ One run measures, against the real broker:
 - the raw ceiling: the same input records consumed with confluent-kafka and decoded with
   `Codec().decode_event_fast`, nothing else, in this process;
 - the worker's peak RSS (VmHWM from /proc/<pid>/status);
-- per-event cost as runs grow: loads made of runs of ~10, ~1,000 and ~10,000 events.
+- per-event cost as runs grow: loads made of runs of ~10, ~1,000 and ~10,000 events,
+  produced live (while the worker runs, each run in order) and as a backlog.
 
 Each load gets its own consumer group that starts at the current ends (as the worker
 tests do, tests/worker_support.py), so earlier traffic is not re-read. Prints figures;
@@ -46,6 +47,7 @@ from tests.worker_support import (
     isolate_group,
     produce_events,
     unique_name,
+    wait_for,
 )
 
 
@@ -118,16 +120,19 @@ def run_worker(
     tmp: Path,
     engine: str = "batch",
     produced_from: TopicOffsets | None = None,
+    live: bool = False,
 ) -> WorkerFigures:
     """Pre-produce `events`, run one worker over them until done, and measure. With
-    `produced_from`, the events were produced already, from those input offsets."""
+    `produced_from`, the events were produced already, from those input offsets; with
+    `live`, they are produced once the worker has joined its group, as agents publish
+    while it runs."""
     app_id = unique_name(f"bench-{engine}")
     marks = isolate_group(config, app_id)
     try:
-        if produced_from is None:
-            produce_events(config, events, Codec())
-        else:
+        if produced_from is not None:
             commit_offsets(config, app_id, produced_from)
+        elif not live:
+            produce_events(config, events, Codec())
         worker = WorkerProcess(
             app_id=app_id,
             state_dir=tmp / app_id,
@@ -149,6 +154,13 @@ def run_worker(
 
         watcher = threading.Thread(target=watch, daemon=True)
         watcher.start()
+        if live:
+            wait_for(
+                lambda: "partitions assigned" in worker.log_path.read_text(errors="replace"),
+                120,
+                "the worker to join its group",
+            )
+            produce_events(config, events, Codec())
         try:
             finish([worker], config, timeout=1800)
         finally:
@@ -270,14 +282,19 @@ def main(argv: Sequence[str] | None = None) -> None:
         print(f"\nper-event cost as runs grow, {engine} engine (~{args.size_events:,} per load):")
         print(f"  {'events/run':>10} {'runs':>6} {'events':>7} {'events/s':>9} {'us/event':>9} "
               f"{'seconds':>8} {'RSS MiB':>8}")  # fmt: skip
-        for size in (int(s) for s in args.sizes.split(",")):
-            sized_prefix = unique_name(f"bench{size}")
-            load = sized_load(sized_prefix, size, args.size_events)
-            f = run_worker(config, bootstrap, load, sized_prefix, tmp, engine)
-            print(
-                f"  {f.events / f.runs:>10,.0f} {f.runs:>6,} {f.events:>7,} {f.rate:>9,.0f} "
-                f"{f.micros_per_event:>9,.0f} {f.seconds:>8.1f} {f.peak_rss_mib:>8.0f}"
-            )
+        for live in (True, False):
+            print("  live: produced while the worker runs, each run's events in order"
+                  if live else
+                  "  backlog: pre-produced; a run's finalize may be folded before most of "
+                  "its events")  # fmt: skip
+            for size in (int(s) for s in args.sizes.split(",")):
+                sized_prefix = unique_name(f"bench{size}")
+                load = sized_load(sized_prefix, size, args.size_events)
+                f = run_worker(config, bootstrap, load, sized_prefix, tmp, engine, live=live)
+                print(
+                    f"  {f.events / f.runs:>10,.0f} {f.runs:>6,} {f.events:>7,} {f.rate:>9,.0f} "
+                    f"{f.micros_per_event:>9,.0f} {f.seconds:>8.1f} {f.peak_rss_mib:>8.0f}"
+                )
     print(f"\nload average at end {os.getloadavg()}")
 
 

@@ -41,6 +41,7 @@ from reducers.catalog import INPUT_TOPICS, OUTPUT_TOPICS, run_log_topic
 from reducers.events import Event
 from reducers.records import OutputRecord
 from streams.codec import Codec
+from streams.merge import Partition, TimestampMerge
 from streams.runfold import Origin, RunFolder
 from streams.settings import Settings
 from streams.worker import (
@@ -225,6 +226,7 @@ class BatchWorker:
         self.folders: dict[int, RunFolder] = {}
         self.offsets: dict[tuple[str, int], int] = {}  # next offset to commit
         self.handoff: dict[bytes, Event] = {}  # raw run-log value -> its validated event
+        self.merge = TimestampMerge(self._high_watermark)
         self.failure: str | None = None
         self.healthy = True  # False once stopping on an error: commit nothing more
         self.assigned_once = False
@@ -284,7 +286,18 @@ class BatchWorker:
                     lag[f"{topic}[{partition}]"] = int(p["consumer_lag"])
         self.counters.lag = lag
 
+    def _high_watermark(self, tp: Partition) -> int | None:
+        """The input partition's end as the last fetch response gave it (no request)."""
+        try:
+            _, high = self.consumer.get_watermark_offsets(TopicPartition(*tp), cached=True)
+        except KafkaException:
+            return None
+        return int(high) if high >= 0 else None
+
     def _assigned(self, consumer: Consumer, partitions: list[TopicPartition]) -> None:
+        inputs = [tp for tp in partitions if tp.topic != self.run_log]
+        committed = consumer.committed(inputs, timeout=30) if inputs else []
+        self.merge.assign({(tp.topic, tp.partition): tp.offset for tp in committed})
         mine = sorted(tp.partition for tp in partitions if tp.topic == self.run_log)
         began = time.monotonic()
         fresh: dict[int, PartitionStore] = {}
@@ -312,6 +325,7 @@ class BatchWorker:
     def _revoked(self, consumer: Consumer, partitions: list[TopicPartition]) -> None:
         if self.healthy:
             self.commit()
+        self.merge.clear()  # not forwarded, not committed: the next owner reads them
         self._drop(partitions, clean=self.healthy)
         self.counters.last_input = time.monotonic()
         log.info("partitions revoked: %d", len(partitions))
@@ -320,6 +334,7 @@ class BatchWorker:
         # Someone else may own them already: commit nothing for them, keep nothing.
         for tp in partitions:
             self.offsets.pop((tp.topic, tp.partition), None)
+        self.merge.clear()
         self._drop(partitions, clean=False)
         log.warning("partitions lost: %d", len(partitions))
 
@@ -412,9 +427,20 @@ class BatchWorker:
             assert topic is not None and partition is not None and offset is not None
             if topic == run_log:
                 self._fold(msg, partition, offset)
+                offsets[(topic, partition)] = offset + 1
             else:
-                self._ingest(msg, topic, partition, offset)
+                self.merge.add(msg, topic, partition, offset)
+
+    def _release(self) -> int:
+        """Forward the input records the merge lets go; returns how many."""
+        offsets = self.offsets
+        released = 0
+        for msg in self.merge.release():
+            topic, partition, offset = msg.topic(), msg.partition(), msg.offset()
+            self._ingest(msg, topic, partition, offset)
             offsets[(topic, partition)] = offset + 1
+            released += 1
+        return released
 
     # -- commits and the loop --------------------------------------------------------
 
@@ -461,9 +487,12 @@ class BatchWorker:
                 messages = self.consumer.consume(options.batch_records, timeout=0.1)
                 now = time.monotonic()
                 if messages:
-                    self.counters.last_input = now
                     self._handle(messages)
                     pending += len(messages)
+                if self.merge.buffered:
+                    self._release()
+                if messages:
+                    now = self.counters.last_input = time.monotonic()  # idle from here
                 self.producer.poll(0)
                 if pending and (now - last_commit >= commit_every or pending >= 50_000):
                     self.commit()
@@ -497,7 +526,7 @@ class BatchWorker:
         this worker partitions (a restart waits out the dead member's session), unless
         that takes longer than a session timeout could explain."""
         idle = self.options.until_idle
-        if idle is None or self.counters.idle_for() < idle:
+        if idle is None or self.counters.idle_for() < idle or self.merge.buffered:
             return False
         waited = time.monotonic() - self.counters.started
         return self.assigned_once or waited > idle + 3 * self.options.session_timeout

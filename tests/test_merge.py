@@ -1,0 +1,118 @@
+"""`TimestampMerge`: input records leave in timestamp order, never stall, and keep each
+partition's offset order (so committed offsets are always a processed prefix)."""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass
+
+from streams.merge import Partition, TimestampMerge
+
+NOW = 1_000_000.0  # seconds: every record below is much older, unless said otherwise
+
+
+@dataclass(frozen=True)
+class Msg:
+    topic_: str
+    partition_: int
+    offset_: int
+    ts: int
+
+    def timestamp(self) -> tuple[int, int]:
+        return (1, self.ts)
+
+    def offset(self) -> int:
+        return self.offset_
+
+
+class Watermarks:
+    def __init__(self) -> None:
+        self.high: dict[Partition, int] = {}
+
+    def __call__(self, tp: Partition) -> int | None:
+        return self.high.get(tp)
+
+
+def merge(marks: Watermarks, **kwargs: float) -> TimestampMerge:
+    return TimestampMerge(marks, clock=lambda: NOW, **kwargs)  # type: ignore[arg-type]
+
+
+def add(m: TimestampMerge, msg: Msg) -> None:
+    m.add(msg, msg.topic_, msg.partition_, msg.offset_)
+
+
+def test_releases_in_timestamp_order_when_nothing_is_behind() -> None:
+    marks = Watermarks()
+    m = merge(marks)
+    a = [Msg("tools", 0, i, ts) for i, ts in enumerate([10, 20, 30])]
+    b = [Msg("lifecycle", 0, i, ts) for i, ts in enumerate([15, 25])]
+    for msg in a + b:
+        add(m, msg)
+    marks.high = {("tools", 0): 3, ("lifecycle", 0): 2}
+    assert [x.ts for x in m.release(now=0.0)] == [10, 15, 20, 25, 30]
+    assert m.buffered == 0
+
+
+def test_a_partition_behind_holds_back_later_records_until_max_wait() -> None:
+    marks = Watermarks()
+    m = merge(marks, max_wait=0.25)
+    m.assign({("tools", 0): 0, ("lifecycle", 0): 0})
+    add(m, Msg("lifecycle", 0, 0, 50))  # a finalize, while the tools backlog is unread
+    marks.high = {("tools", 0): 100, ("lifecycle", 0): 1}
+    assert list(m.release(now=0.0)) == []
+    assert list(m.release(now=0.1)) == []
+    add(m, Msg("tools", 0, 0, 10))  # the tool events arrive: they go first
+    add(m, Msg("tools", 0, 1, 60))
+    marks.high[("tools", 0)] = 2
+    assert [x.ts for x in m.release(now=0.2)] == [10, 50, 60]
+    add(m, Msg("lifecycle", 0, 1, 70))
+    marks.high = {("tools", 0): 50, ("lifecycle", 0): 2}
+    assert list(m.release(now=1.0)) == []  # blocked from 1.0 on
+    assert [x.ts for x in m.release(now=1.3)] == [70]  # never stalls
+
+
+def test_recent_records_wait_out_the_grace_period() -> None:
+    marks = Watermarks()
+    m = merge(marks, grace=0.1)
+    m.assign({("tools", 0): 0, ("lifecycle", 0): 0})
+    recent = int(NOW * 1000) - 50  # 50 ms old: an earlier record may be in flight
+    add(m, Msg("lifecycle", 0, 0, recent))
+    marks.high = {("lifecycle", 0): 1, ("tools", 0): 0}
+    assert list(m.release(now=0.0)) == []
+    assert len(list(m.release(now=0.3))) == 1
+
+
+def test_each_partition_keeps_its_offset_order_whatever_the_timestamps() -> None:
+    rng = random.Random(7)
+    marks = Watermarks()
+    m = merge(marks)
+    sent: dict[Partition, list[int]] = {}
+    for topic in ("a", "b", "c"):
+        for offset in range(200):
+            msg = Msg(topic, 0, offset, rng.randrange(1000))  # timestamps out of order
+            add(m, msg)
+            sent.setdefault((topic, 0), []).append(offset)
+        marks.high[(topic, 0)] = 200
+    got: dict[Partition, list[int]] = {}
+    for msg in m.release(now=0.0):
+        got.setdefault((msg.topic_, msg.partition_), []).append(msg.offset_)
+    assert got == sent
+
+
+def test_too_much_buffered_forces_release() -> None:
+    marks = Watermarks()
+    m = merge(marks, max_buffered=3)
+    m.assign({("tools", 0): 0, ("lifecycle", 0): 0})
+    marks.high = {("tools", 0): 1000, ("lifecycle", 0): 3}
+    for i in range(3):
+        add(m, Msg("lifecycle", 0, i, i))
+    assert len(list(m.release(now=0.0))) == 3
+
+
+def test_clear_forgets_everything() -> None:
+    marks = Watermarks()
+    m = merge(marks)
+    add(m, Msg("tools", 0, 0, 1))
+    m.clear()
+    assert m.buffered == 0
+    assert list(m.release(now=0.0)) == []
