@@ -200,9 +200,12 @@ def raw_ceiling(config: KafkaConfig, start: TopicOffsets, prefix: str) -> tuple[
     decoded = 0
     try:
         consumer.assign([TopicPartition(t, p, start[(t, p)]) for t, p in pending])
-        began = time.perf_counter()
+        began: float | None = None  # from the first record, as the worker's figure
         while pending:
-            for msg in consumer.consume(10_000, timeout=0.5):
+            batch = consumer.consume(10_000, timeout=0.5)
+            if batch and began is None:
+                began = time.perf_counter()
+            for msg in batch:
                 value = msg.value()
                 if value is not None and (msg.key() or b"").startswith(prefix.encode()):
                     codec.decode_event_fast(value)
@@ -211,6 +214,7 @@ def raw_ceiling(config: KafkaConfig, start: TopicOffsets, prefix: str) -> tuple[
             for tp in positions:
                 if tp.offset >= pending[(tp.topic, tp.partition)]:
                     del pending[(tp.topic, tp.partition)]
+        assert began is not None, "no record read"
         return decoded, time.perf_counter() - began
     finally:
         consumer.close()
