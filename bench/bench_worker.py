@@ -121,11 +121,12 @@ def run_worker(
     engine: str = "batch",
     produced_from: TopicOffsets | None = None,
     live: bool = False,
+    workers: int = 1,
 ) -> WorkerFigures:
     """Pre-produce `events`, run one worker over them until done, and measure. With
     `produced_from`, the events were produced already, from those input offsets; with
     `live`, they are produced once the worker has joined its group, as agents publish
-    while it runs."""
+    while it runs. `workers` processes share the group (started together)."""
     app_id = unique_name(f"bench-{engine}")
     marks = isolate_group(config, app_id)
     try:
@@ -133,38 +134,44 @@ def run_worker(
             commit_offsets(config, app_id, produced_from)
         elif not live:
             produce_events(config, events, Codec())
-        worker = WorkerProcess(
-            app_id=app_id,
-            state_dir=tmp / app_id,
-            bootstrap=bootstrap,
-            log_path=tmp / f"{app_id}.log",
-            until_idle=3.0,
-            extra=("--engine", engine),
-        )
+        group = [
+            WorkerProcess(
+                app_id=app_id,
+                state_dir=tmp / f"{app_id}-{n}",
+                bootstrap=bootstrap,
+                log_path=tmp / f"{app_id}-{n}.log",
+                until_idle=3.0,
+                extra=("--engine", engine),
+            )
+            for n in range(workers)
+        ]
         peak = [0.0]
         started = time.monotonic()
-        worker.start()
+        for worker in group:
+            worker.start()
 
         def watch() -> None:
-            while worker.alive():
-                rss = peak_rss_mib(worker.pid)
-                if rss is not None:
-                    peak[0] = max(peak[0], rss)
+            while any(w.alive() for w in group):
+                rss = [peak_rss_mib(w.pid) for w in group]
+                peak[0] = max([peak[0], *(r for r in rss if r is not None)])
                 time.sleep(0.2)
 
         watcher = threading.Thread(target=watch, daemon=True)
         watcher.start()
         if live:
             wait_for(
-                lambda: "partitions assigned" in worker.log_path.read_text(errors="replace"),
+                lambda: all(
+                    "partitions assigned" in w.log_path.read_text(errors="replace") for w in group
+                ),
                 120,
-                "the worker to join its group",
+                "the workers to join their group",
             )
             produce_events(config, events, Codec())
         try:
-            finish([worker], config, timeout=1800)
+            finish(group, config, timeout=1800)
         finally:
-            worker.stop()
+            for worker in group:
+                worker.stop()
         wall = time.monotonic() - started
         watcher.join()
         _, log_stamps = timestamps(config, marks.run_log_start(config), prefix)
@@ -238,6 +245,12 @@ def main(argv: Sequence[str] | None = None) -> None:
         "--engines", default="batch,faust", help="engines to run on the main load, in order"
     )
     parser.add_argument(
+        "--scale-out",
+        type=int,
+        default=2,
+        help="also run the first engine's main load with this many workers (0: skip)",
+    )
+    parser.add_argument(
         "--size-events", type=int, default=10_000, help="load size for each run-size figure"
     )
     parser.add_argument(
@@ -261,6 +274,11 @@ def main(argv: Sequence[str] | None = None) -> None:
             # The same records each time: a new app id (group) reads them from the marks.
             again = start if results else None
             results[engine] = run_worker(config, bootstrap, events, prefix, tmp, engine, again)
+        scaled = None
+        if args.scale_out > 1:
+            scaled = run_worker(
+                config, bootstrap, events, prefix, tmp, engines[0], start, workers=args.scale_out
+            )
         decoded, seconds = raw_ceiling(config, start, prefix)
         ceiling = decoded / seconds
         any_figures = next(iter(results.values()))
@@ -280,6 +298,13 @@ def main(argv: Sequence[str] | None = None) -> None:
                 f"{figures.events / figures.ingest_seconds:,.0f} events/s; "
                 f"{figures.wall_seconds:.1f} s wall with start-up and idle exit); "
                 f"peak RSS {figures.peak_rss_mib:.0f} MiB"
+            )
+        if scaled is not None:
+            print(
+                f"  {engines[0]} engine, {args.scale_out} workers in one group (started "
+                f"together): {scaled.rate:,.0f} events/s = {scaled.rate / ceiling:.2f} x "
+                f"ceiling ({scaled.seconds:.1f} s); peak RSS per worker "
+                f"{scaled.peak_rss_mib:.0f} MiB"
             )
 
         engine = engines[0]
