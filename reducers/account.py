@@ -555,13 +555,14 @@ def _actions(state: RunState) -> Actions:
                 )
             else:
                 outcome = next(iter(outcomes), None)
-            named: ev.ToolStarted | ev.ToolFinished
+            named: ev.ToolStarted | ev.ToolFinished | None
             if len(started) == 1 and len(finished) == 1:  # `latest` of the pair, inline
                 first, last = started[0], finished[0]
                 named = last if _order(last) > _order(first) else first
-            else:  # never empty: a subject is indexed by its first event
-                named = max((*started, *finished), key=_order)
-            rows[action_id] = {"action_id": action_id, "tool": named.tool, "outcome": outcome}
+            else:
+                named = latest((*started, *finished))
+            tool = named.tool if named is not None else None
+            rows[action_id] = {"action_id": action_id, "tool": tool, "outcome": outcome}
         return Actions(rows, contradictions)
 
     return _section(state, "actions", ("tool",), build)
