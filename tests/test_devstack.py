@@ -12,6 +12,7 @@ import random
 import socket
 import subprocess
 import sys
+import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -249,8 +250,12 @@ def test_three_brokers_replicate_with_min_insync_two(private_state: Settings) ->
     report = ensure_topics(conf, table)
     assert report.brokers == 3 and report.created == [table[0].name]
     admin = AdminClient(conf)
-    partitions = admin.list_topics(timeout=10).topics[table[0].name].partitions
-    assert all(len(p.replicas) == 3 for p in partitions.values())
+    # The broker that answers may learn of the new topic a moment after the controller.
+    deadline = time.monotonic() + 30
+    while (topic := admin.list_topics(timeout=10).topics.get(table[0].name)) is None:
+        assert time.monotonic() < deadline, "the created topic never reached the metadata"
+        time.sleep(0.2)
+    assert all(len(p.replicas) == 3 for p in topic.partitions.values())
     configs = describe_topic_configs(admin, [table[0].name])[table[0].name]
     assert configs["min.insync.replicas"] == "2"
     assert not ensure_topics(conf, table).changed
