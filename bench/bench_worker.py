@@ -122,6 +122,7 @@ def run_worker(
     produced_from: TopicOffsets | None = None,
     live: bool = False,
     workers: int = 1,
+    worker_args: Sequence[str] = (),
 ) -> WorkerFigures:
     """Pre-produce `events`, run one worker over them until done, and measure. With
     `produced_from`, the events were produced already, from those input offsets; with
@@ -141,7 +142,7 @@ def run_worker(
                 bootstrap=bootstrap,
                 log_path=tmp / f"{app_id}-{n}.log",
                 until_idle=3.0,
-                extra=("--engine", engine),
+                extra=("--engine", engine, *worker_args),
             )
             for n in range(workers)
         ]
@@ -245,6 +246,12 @@ def main(argv: Sequence[str] | None = None) -> None:
         "--engines", default="batch,faust", help="engines to run on the main load, in order"
     )
     parser.add_argument(
+        "--worker-arg",
+        action="append",
+        default=[],
+        help="extra `outcomes worker` argument for every worker (repeatable)",
+    )
+    parser.add_argument(
         "--scale-out",
         type=int,
         default=2,
@@ -273,11 +280,21 @@ def main(argv: Sequence[str] | None = None) -> None:
         for engine in engines:
             # The same records each time: a new app id (group) reads them from the marks.
             again = start if results else None
-            results[engine] = run_worker(config, bootstrap, events, prefix, tmp, engine, again)
+            results[engine] = run_worker(
+                config, bootstrap, events, prefix, tmp, engine, again, worker_args=args.worker_arg
+            )
         scaled = None
         if args.scale_out > 1:
             scaled = run_worker(
-                config, bootstrap, events, prefix, tmp, engines[0], start, workers=args.scale_out
+                config,
+                bootstrap,
+                events,
+                prefix,
+                tmp,
+                engines[0],
+                start,
+                workers=args.scale_out,
+                worker_args=args.worker_arg,
             )
         decoded, seconds = raw_ceiling(config, start, prefix)
         ceiling = decoded / seconds
@@ -319,7 +336,10 @@ def main(argv: Sequence[str] | None = None) -> None:
             for size in (int(s) for s in args.sizes.split(",")):
                 sized_prefix = unique_name(f"bench{size}")
                 load = sized_load(sized_prefix, size, args.size_events)
-                f = run_worker(config, bootstrap, load, sized_prefix, tmp, engine, live=live)
+                f = run_worker(
+                    config, bootstrap, load, sized_prefix, tmp, engine, live=live,
+                    worker_args=args.worker_arg,
+                )  # fmt: skip
                 print(
                     f"  {f.events / f.runs:>10,.0f} {f.runs:>6,} {f.events:>7,} {f.rate:>9,.0f} "
                     f"{f.micros_per_event:>9,.0f} {f.seconds:>8.1f} {f.peak_rss_mib:>8.0f}"
