@@ -30,8 +30,8 @@ from tests.worker_support import (
 )
 
 pytestmark = pytest.mark.slow
-RUNS = 600
-PADDING = 2  # ~7.5k events
+RUNS = 3_000  # the batch engine folds ~15k events/s: enough load to stop it mid-way
+PADDING = 2  # ~37k events
 
 
 def after(config: KafkaConfig, start: TopicOffsets, prefix: str) -> tuple[int, int]:
