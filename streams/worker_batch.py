@@ -535,7 +535,7 @@ class BatchWorker:
         c = self.counters
         log.info(
             "progress forwarded=%d folded=%d dead_letters=%d outputs=%d commits=%d "
-            "lag=%d cached_runs=%d",
+            "lag=%d cached_runs=%d merge_buffered=%d",
             c.forwarded,
             c.folded,
             c.dead_letters,
@@ -543,6 +543,7 @@ class BatchWorker:
             c.commits,
             sum(c.lag.values()),
             sum(len(f.cache) for f in self.folders.values()),
+            self.merge.buffered,
         )
 
     def stats(self) -> dict[str, Any]:
@@ -561,6 +562,7 @@ class BatchWorker:
             "rejected": sum(f.stats.rejected for f in folders),
             "rebuilt_runs": sum(f.stats.rebuilt_runs for f in folders),
             "restored_records": c.restored,
+            "merge_buffered": self.merge.buffered,
             "cached_runs": sum(len(f.cache) for f in folders),
             "consumer_lag": sum(c.lag.values()),
             "idle_seconds": round(c.idle_for(), 3),
@@ -580,11 +582,15 @@ def metric_lines(worker: BatchWorker) -> Iterator[str]:
         "dead_letters": (c.dead_letters, "records refused to the dead-letter topic"),
         "outputs": (c.outputs, "output records produced"),
         "commits": (c.commits, "offset commits"),
+        "restored": (c.restored, "changelog records read to restore stores"),
     }
     for name, (value, help_text) in counters.items():
         yield f"# HELP {prefix}_{name}_total {help_text}"
         yield f"# TYPE {prefix}_{name}_total counter"
         yield f"{prefix}_{name}_total {value}"
+    yield f"# HELP {prefix}_merge_buffered input records waiting in the timestamp merge"
+    yield f"# TYPE {prefix}_merge_buffered gauge"
+    yield f"{prefix}_merge_buffered {worker.merge.buffered}"
     yield f"# HELP {prefix}_consumer_lag records behind the end, per partition"
     yield f"# TYPE {prefix}_consumer_lag gauge"
     for where, lag in sorted(c.lag.items()):

@@ -56,6 +56,7 @@ def test_stats_and_metrics_report_the_work_done(
         assert stats["dead_letters"] == 0
         assert stats["applied"] == len(events)
         assert stats["outputs"] > 0
+        assert stats["merge_buffered"] == 0  # everything consumed was forwarded
 
         # librdkafka's statistics arrive every 5 s: wait for the lag gauges.
         wait_for(
@@ -69,6 +70,8 @@ def test_stats_and_metrics_report_the_work_done(
         assert metrics["outcomes_worker_folded_total"] == len(events)
         assert metrics["outcomes_worker_forwarded_total"] == len(events)
         assert metrics["outcomes_worker_outputs_total"] == stats["outputs"]
+        assert metrics["outcomes_worker_merge_buffered"] == 0
+        assert metrics["outcomes_worker_restored_total"] == 0  # a new app: nothing to restore
         lags = {k: v for k, v in metrics.items() if k.startswith("outcomes_worker_consumer_lag{")}
         assert any(f'topic="{harness.run_log}"' in k for k in lags), sorted(lags)
         assert all(re.fullmatch(r'.*\{topic="[^"]+",partition="\d+"\}', k) for k in lags)
