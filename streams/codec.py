@@ -94,6 +94,18 @@ def parse_timestamp(text: str) -> int:
     More than 6 fractional digits are accepted only if the extra ones are zeros:
     Avro `timestamp-micros` cannot hold them, and the codec never loses data silently.
     """
+    # Fast path: the canonical form this project writes (`format_timestamp`), which
+    # every output timestamp has. `fromisoformat` (C) reads it exactly; anything it
+    # refuses, or any other shape, takes the general path below.
+    if len(text) == 27 and text[26] == "Z" and text[10] == "T" and text[19] == ".":
+        try:
+            return (datetime.fromisoformat(text) - _EPOCH) // _MICRO
+        except ValueError:
+            pass
+    return _parse_timestamp_general(text)
+
+
+def _parse_timestamp_general(text: str) -> int:
     match = _RFC3339.fullmatch(text)
     if match is None:
         raise ValueError(f"not an RFC 3339 timestamp with a zone: {text!r}")

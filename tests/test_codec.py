@@ -19,8 +19,11 @@ from reducers.catalog import EVENT_TYPES, OUTPUT_KINDS, OUTPUT_TOPICS
 from reducers.limits import Limits
 from reducers.records import OutputRecord
 from streams.codec import (
+    MAX_MICROS,
+    MIN_MICROS,
     Codec,
     SchemaStore,
+    _parse_timestamp_general,
     current_schemas,
     format_timestamp,
     parse_timestamp,
@@ -152,6 +155,27 @@ def test_bad_timestamps_are_schema_violations(text: str) -> None:
         CODEC.encode_event(sample_event("run.started", occurred_at=text))
     assert err.value.reason == "schema_violation"
     assert "occurred_at" in err.value.message
+
+
+def _outcome(parse: Any, text: str) -> tuple[str, Any]:
+    try:
+        return "ok", parse(text)
+    except ValueError as exc:
+        return "error", str(exc)
+
+
+@given(
+    st.integers(min_value=MIN_MICROS, max_value=MAX_MICROS),
+    st.integers(min_value=0, max_value=26),
+    st.characters(),
+)
+def test_the_canonical_fast_path_agrees_with_the_general_parser(
+    micros_value: int, where: int, char: str
+) -> None:
+    text = format_timestamp(micros_value)
+    assert parse_timestamp(text) == _parse_timestamp_general(text) == micros_value
+    bent = text[:where] + char + text[where + 1 :]  # one character changed: same verdict
+    assert _outcome(parse_timestamp, bent) == _outcome(_parse_timestamp_general, bent)
 
 
 def test_nanosecond_zeros_are_accepted() -> None:
