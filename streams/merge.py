@@ -13,8 +13,12 @@ one. A partition with nothing buffered blocks while it is *behind* (its cached h
 watermark is past what was consumed), and, for live traffic, while the lowest buffered
 record is younger than `grace` seconds: an earlier record of another partition may still
 be on its way (producers send each partition's batch separately, and a cached watermark
-lags its partition). To never stall, a blocked merge releases anyway after `max_wait`
-seconds or when `max_buffered` records wait. Within a partition, records leave in offset
+lags its partition). To never stall, a blocked merge releases anyway once no input has
+arrived for `max_wait` seconds, or when `max_buffered` records wait. (Counting
+`max_wait` from the last input, not from the start of the block: on a backlog, the
+fold of a large batch can take longer than `max_wait` while the partition that blocks
+is only waiting for the next `consume`, and releasing everything then folded runs
+finalize-first again.) Within a partition, records leave in offset
 order, so the offsets to commit are always a processed prefix.
 
 The order it produces is only a better arrival order, not a contract: the run log fixes
@@ -33,6 +37,8 @@ from typing import Any
 Partition = tuple[str, int]
 # (topic, partition) -> the high watermark as last seen, or None when unknown.
 HighWatermark = Callable[[Partition], int | None]
+# (topic, partition) -> the consumer's position (steps over transaction markers), or None.
+Position = Callable[[Partition], int | None]
 
 
 class TimestampMerge:
@@ -45,8 +51,10 @@ class TimestampMerge:
         max_buffered: int = 200_000,
         grace: float = 0.1,
         clock: Callable[[], float] = time.time,
+        position: Position | None = None,
     ) -> None:
         self.high_watermark = high_watermark
+        self.position = position
         self.max_wait = max_wait
         self.grace_ms = int(grace * 1000)
         self.clock = clock
@@ -56,6 +64,7 @@ class TimestampMerge:
         self.heads: list[tuple[int, str, int, int]] = []  # (timestamp, topic, partition, offset)
         self.buffered = 0
         self.blocked_since: float | None = None
+        self.last_input: float | None = None
 
     def assign(self, starts: dict[Partition, int | None]) -> None:
         """Partitions now consumed, with the offset each starts at (None: unknown)."""
@@ -83,19 +92,27 @@ class TimestampMerge:
         queue.append(msg)
         self.buffered += 1
         self.next_offset[tp] = offset + 1
+        self.last_input = None  # stamped by the next `release`
 
     def _behind(self, tp: Partition) -> bool:
         """Whether the partition has records not consumed yet (as far as is known)."""
         high = self.high_watermark(tp)
         if high is None:
             return False
-        return high > self.next_offset.get(tp, 0)
+        consumed = self.next_offset.get(tp, 0)
+        if high <= consumed:
+            return False
+        position = self.position(tp) if self.position is not None else None
+        return position is None or high > position
 
     def release(self, now: float | None = None) -> Iterator[Any]:
         """The records that can go now, in merged order."""
         now = time.monotonic() if now is None else now
+        if self.last_input is None:
+            self.last_input = now  # records arrived since the last call
         forced = self.buffered >= self.max_buffered or (
-            self.blocked_since is not None and now - self.blocked_since >= self.max_wait
+            self.blocked_since is not None
+            and now - max(self.blocked_since, self.last_input) >= self.max_wait
         )
         heads, queues = self.heads, self.queues
         young = self.clock() * 1000 - self.grace_ms  # timestamps above this are recent

@@ -226,7 +226,7 @@ class BatchWorker:
         self.folders: dict[int, RunFolder] = {}
         self.offsets: dict[tuple[str, int], int] = {}  # next offset to commit
         self.handoff: dict[bytes, Event] = {}  # raw run-log value -> its validated event
-        self.merge = TimestampMerge(self._high_watermark)
+        self.merge = TimestampMerge(self._high_watermark, position=self._position)
         self.failure: str | None = None
         self.healthy = True  # False once stopping on an error: commit nothing more
         self.assigned_once = False
@@ -293,6 +293,14 @@ class BatchWorker:
         except KafkaException:
             return None
         return int(high) if high >= 0 else None
+
+    def _position(self, tp: Partition) -> int | None:
+        """The consumer's position in an input partition (past any transaction marker)."""
+        try:
+            (where,) = self.consumer.position([TopicPartition(*tp)])
+        except KafkaException:
+            return None
+        return int(where.offset) if where.offset >= 0 else None
 
     def _assigned(self, consumer: Consumer, partitions: list[TopicPartition]) -> None:
         inputs = [tp for tp in partitions if tp.topic != self.run_log]

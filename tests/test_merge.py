@@ -116,3 +116,32 @@ def test_clear_forgets_everything() -> None:
     m.clear()
     assert m.buffered == 0
     assert list(m.release(now=0.0)) == []
+
+
+def test_the_wait_counts_from_the_last_input_not_from_the_block() -> None:
+    marks = Watermarks()
+    m = merge(marks, max_wait=0.25)
+    m.assign({("tools", 0): 0, ("lifecycle", 0): 0})
+    marks.high = {("tools", 0): 1000, ("lifecycle", 0): 100}
+    add(m, Msg("lifecycle", 0, 0, 50))  # a finalize; tools is behind all along
+    assert list(m.release(now=0.0)) == []
+    for step in range(1, 20):  # input keeps coming (a long fold between calls): hold on
+        add(m, Msg("lifecycle", 0, step, 50 + step))
+        assert list(m.release(now=step * 0.3)) == []
+    assert len(list(m.release(now=19 * 0.3 + 0.3))) == 20  # no input for 0.3 s: go
+
+
+def test_a_partition_past_its_records_is_not_behind() -> None:
+    """A transaction marker raises the high watermark without a record to consume;
+    the consumer's position steps over it."""
+    marks = Watermarks()
+    positions = {("tools", 0): 11}
+    m = TimestampMerge(marks, clock=lambda: NOW, position=positions.get)
+    m.assign({("tools", 0): 0, ("lifecycle", 0): 0})
+    add(m, Msg("tools", 0, 9, 5))  # its last record; offset 10 is a marker
+    marks.high = {("tools", 0): 11, ("lifecycle", 0): 1}
+    add(m, Msg("lifecycle", 0, 0, 7))
+    assert [x.ts for x in m.release(now=0.0)] == [5, 7]
+    positions[("tools", 0)] = 10  # the marker not stepped over yet: behind
+    add(m, Msg("lifecycle", 0, 1, 8))
+    assert list(m.release(now=0.1)) == []
