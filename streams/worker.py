@@ -69,6 +69,13 @@ class WorkerError(OutcomesError):
     and flags. Nothing uncommitted is lost: a restart redoes it."""
 
 
+def store_key(run_id: str, seq: int) -> bytes:
+    r"""`<run_id>\x1f<seq>`: the key of a run's event number `seq` in the run-events store
+    and its changelog, for both engines (the ASCII unit separator cannot appear in a
+    valid run_id)."""
+    return f"{run_id}\x1f{seq}".encode()
+
+
 def changelog_topic(app_id: str) -> str:
     """The run-events store's changelog (faust's name for a table's, so both engines of
     one app id share it)."""

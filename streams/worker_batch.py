@@ -50,12 +50,12 @@ from streams.worker import (
     changelog_topic,
     ensure_internal_topics,
     ingest_record,
+    store_key,
 )
 
 log = logging.getLogger("outcomes.worker")
 
-_SEPARATOR = b"\x1f"  # ASCII unit separator: cannot appear in a valid run_id
-_CHECKPOINT = b"\x1f\x1fchangelog-offset"  # no run's key starts with the separator
+_CHECKPOINT = b"\x1f\x1fchangelog-offset"  # no run's key (`store_key`) starts with \x1f
 _MAX_RECORD = 8 * 1024 * 1024 + 64 * 1024  # largest output (streams/topics.py), framed
 _HANDOFF_LIMIT = 200_000  # validated events kept for the fold stage to pick up
 
@@ -86,10 +86,6 @@ class PartitionStore:
         self.pending: dict[bytes, bytes] = {}
         self.append_hook: Any = None  # set by the worker: sends one record to the changelog
 
-    @staticmethod
-    def key(run_id: str, seq: int) -> bytes:
-        return run_id.encode() + _SEPARATOR + str(seq).encode()
-
     def _get(self, key: bytes) -> bytes | None:
         value = self.pending.get(key)
         if value is None:
@@ -98,18 +94,18 @@ class PartitionStore:
 
     def count(self, run_id: str) -> int:
         seq = 0
-        while self._get(self.key(run_id, seq)) is not None:
+        while self._get(store_key(run_id, seq)) is not None:
             seq += 1
         return seq
 
     def get(self, run_id: str, seq: int) -> bytes:
-        value = self._get(self.key(run_id, seq))
+        value = self._get(store_key(run_id, seq))
         if value is None:
             raise WorkerError(f"run {run_id}: stored event {seq} is missing from the store")
         return value
 
     def append(self, run_id: str, seq: int, raw: bytes) -> None:
-        key = self.key(run_id, seq)
+        key = store_key(run_id, seq)
         self.pending[key] = raw
         self.append_hook(key, raw, self.partition)
 

@@ -28,11 +28,15 @@ from reducers.catalog import INPUT_TOPICS, OUTPUT_TOPICS, run_log_topic
 from reducers.records import OutputRecord
 from streams.runfold import Origin, RunFolder
 from streams.settings import Settings
-from streams.worker import WorkerError, WorkerOptions, ensure_internal_topics, ingest_record
+from streams.worker import (
+    WorkerError,
+    WorkerOptions,
+    ensure_internal_topics,
+    ingest_record,
+    store_key,
+)
 
 log = logging.getLogger("outcomes.worker")
-
-_SEPARATOR = "\x1f"  # ASCII unit separator: cannot appear in a valid run_id
 
 
 class TableEventStore:
@@ -48,25 +52,21 @@ class TableEventStore:
     def __init__(self, events: Any) -> None:
         self.events = events
 
-    @staticmethod
-    def _key(run_id: str, seq: int) -> bytes:
-        return f"{run_id}{_SEPARATOR}{seq}".encode()
-
     def count(self, run_id: str) -> int:
         seq = 0
-        while self.events.get(self._key(run_id, seq)) is not None:
+        while self.events.get(store_key(run_id, seq)) is not None:
             seq += 1
         return seq
 
     def get(self, run_id: str, seq: int) -> bytes:
-        value = self.events.get(self._key(run_id, seq))
+        value = self.events.get(store_key(run_id, seq))
         if value is None:
             raise WorkerError(f"run {run_id}: stored event {seq} is missing from the table")
         data: bytes = value
         return data
 
     def append(self, run_id: str, seq: int, raw: bytes) -> None:
-        self.events[self._key(run_id, seq)] = raw
+        self.events[store_key(run_id, seq)] = raw
 
 
 def build_app(settings: Settings, options: WorkerOptions) -> Any:
