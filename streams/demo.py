@@ -82,26 +82,13 @@ def ensure_broker(settings: Settings, echo: Callable[[str], None]) -> bool:
 
 def end_offsets(settings: Settings, topics: Sequence[str]) -> dict[tuple[str, int], int]:
     """The current end (high watermark) of every partition of `topics`."""
-    from confluent_kafka import Consumer, KafkaException, TopicPartition
+    from streams.topics import TopicsError
+    from streams.topics import end_offsets as topic_ends
 
-    consumer = Consumer({**settings.kafka_config(), "group.id": "outcomes-offset-probe"})
     try:
-        metadata = consumer.list_topics(timeout=10)
-        ends: dict[tuple[str, int], int] = {}
-        for topic in topics:
-            info = metadata.topics.get(topic)
-            if info is None or info.error is not None:
-                raise DemoError(f"topic {topic} does not exist (run `outcomes topics ensure`)")
-            for partition in info.partitions:
-                _, high = consumer.get_watermark_offsets(
-                    TopicPartition(topic, partition), timeout=10
-                )
-                ends[(topic, partition)] = high
-        return ends
-    except KafkaException as exc:
-        raise DemoError(f"reading end offsets failed: {exc}") from exc
-    finally:
-        consumer.close()
+        return topic_ends(settings.kafka_config(), topics)
+    except TopicsError as exc:
+        raise DemoError(str(exc)) from exc
 
 
 def start_group_at(settings: Settings, group: str, offsets: Mapping[tuple[str, int], int]) -> None:

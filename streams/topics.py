@@ -175,6 +175,37 @@ def _admin(conf: KafkaConf) -> Any:
     return AdminClient({"log_level": 4, **conf})
 
 
+class MissingTopic(TopicsError):
+    """A topic the command reads does not exist. Operators: `outcomes topics ensure`."""
+
+
+def end_offsets(conf: KafkaConf, topics: Sequence[str]) -> dict[tuple[str, int], int]:
+    """The current end (high watermark) of every partition of `topics`.
+
+    Raises `MissingTopic` for a topic the cluster lacks, `TopicsError` if Kafka fails.
+    """
+    from confluent_kafka import Consumer, KafkaException, TopicPartition
+
+    consumer = Consumer({"log_level": 4, **conf, "group.id": "outcomes-offset-probe"})
+    try:
+        metadata = consumer.list_topics(timeout=10)
+        ends: dict[tuple[str, int], int] = {}
+        for topic in topics:
+            info = metadata.topics.get(topic)
+            if info is None or info.error is not None:
+                raise MissingTopic(f"topic {topic} does not exist (run `outcomes topics ensure`)")
+            for partition in info.partitions:
+                _, high = consumer.get_watermark_offsets(
+                    TopicPartition(topic, partition), timeout=10
+                )
+                ends[(topic, partition)] = high
+        return ends
+    except KafkaException as exc:
+        raise TopicsError(f"reading end offsets failed: {exc}") from exc
+    finally:
+        consumer.close()
+
+
 def _await_topics(admin: Any, names: Sequence[str], timeout: float) -> Any:
     """Cluster metadata once every named topic has a leader for every partition.
 

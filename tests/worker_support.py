@@ -78,6 +78,7 @@ from reducers.records import OutputRecord, dead_letter
 from reducers.validate import parse_event
 from streams.codec import Codec
 from streams.settings import Settings
+from streams.topics import end_offsets as topics_end_offsets
 from streams.workload import generate_runs, interleave
 
 OUTCOMES = str(Path(sys.executable).parent / "outcomes")
@@ -153,22 +154,7 @@ def existing(config: KafkaConfig, topic: str) -> bool:
 
 def end_offsets(config: KafkaConfig, topics: Iterable[str]) -> TopicOffsets:
     """The high watermark of every partition of `topics`."""
-    consumer = Consumer({**config, "group.id": unique_name("probe"), "enable.auto.commit": False})
-    try:
-        metadata = consumer.list_topics(timeout=10)
-        ends: TopicOffsets = {}
-        for topic in topics:
-            described = metadata.topics.get(topic)
-            if described is None or described.error is not None:
-                raise RuntimeError(f"topic {topic} is missing: run `outcomes topics ensure`")
-            for partition in described.partitions:
-                _, high = consumer.get_watermark_offsets(
-                    TopicPartition(topic, partition), timeout=10
-                )
-                ends[(topic, partition)] = high
-        return ends
-    finally:
-        consumer.close()
+    return topics_end_offsets(config, list(topics))
 
 
 @dataclass(frozen=True)
