@@ -32,6 +32,7 @@ from pathlib import Path
 from confluent_kafka import Consumer, TopicPartition
 
 from reducers.catalog import INPUT_TOPICS
+from streams.bench import raw_ceiling
 from streams.codec import Codec
 from streams.settings import Settings
 from streams.workload import SCENARIOS, generate_run, generate_runs, interleave
@@ -191,43 +192,6 @@ def run_worker(
         delete_app(config, app_id)
 
 
-def raw_ceiling(config: KafkaConfig, start: TopicOffsets, prefix: str) -> tuple[int, float]:
-    """(records, seconds) to consume the load's input records and decode each with
-    `decode_event_fast`, nothing else (one consumer, this process)."""
-    ends = end_offsets(config, INPUT_TOPICS)
-    pending = {tp: end for tp, end in ends.items() if end > start[tp]}
-    codec = Codec()
-    consumer = Consumer(
-        {
-            **config,
-            "group.id": unique_name("ceiling"),
-            "enable.auto.commit": False,
-            "fetch.message.max.bytes": 8 * 1024 * 1024,
-        }
-    )
-    decoded = 0
-    try:
-        consumer.assign([TopicPartition(t, p, start[(t, p)]) for t, p in pending])
-        began: float | None = None  # from the first record, as the worker's figure
-        while pending:
-            batch = consumer.consume(10_000, timeout=0.5)
-            if batch and began is None:
-                began = time.perf_counter()
-            for msg in batch:
-                value = msg.value()
-                if value is not None and (msg.key() or b"").startswith(prefix.encode()):
-                    codec.decode_event_fast(value)
-                    decoded += 1
-            positions = consumer.position([TopicPartition(t, p) for t, p in pending])
-            for tp in positions:
-                if tp.offset >= pending[(tp.topic, tp.partition)]:
-                    del pending[(tp.topic, tp.partition)]
-        assert began is not None, "no record read"
-        return decoded, time.perf_counter() - began
-    finally:
-        consumer.close()
-
-
 def sized_load(prefix: str, events_per_run: int, total: int) -> list[Event]:
     """Runs of ~`events_per_run` events (every scenario in turn) adding up to ~`total`."""
     names = list(SCENARIOS)
@@ -296,7 +260,8 @@ def main(argv: Sequence[str] | None = None) -> None:
                 workers=args.scale_out,
                 worker_args=args.worker_arg,
             )
-        decoded, seconds = raw_ceiling(config, start, prefix)
+        raw = raw_ceiling(settings, start, end_offsets(config, INPUT_TOPICS), key_prefix=prefix)
+        decoded, seconds = int(raw["events"]), raw["seconds"]
         ceiling = decoded / seconds
         any_figures = next(iter(results.values()))
         print(

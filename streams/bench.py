@@ -349,8 +349,10 @@ def raw_ceiling(
     settings: Settings,
     start: Mapping[tuple[str, int], int],
     end: Mapping[tuple[str, int], int],
+    key_prefix: str | None = None,
 ) -> dict[str, float]:
-    """Consume the records between `start` and `end` and decode them; nothing else."""
+    """Consume the records between `start` and `end` and decode them; nothing else. With
+    `key_prefix`, only records keyed under it are decoded and counted (others are read)."""
     from confluent_kafka import Consumer, TopicPartition
 
     from streams.codec import Codec
@@ -374,7 +376,8 @@ def raw_ceiling(
     t0: float | None = None  # the clock starts at the first record, as the worker's does
     try:
         while count < total:
-            messages = consumer.consume(num_messages=10_000, timeout=1.0)
+            # Ask for no more than remain: a short batch would wait out the whole timeout.
+            messages = consumer.consume(num_messages=min(10_000, total - count), timeout=1.0)
             if not messages and time.perf_counter() - began > 120:
                 raise BenchError(f"raw ceiling: read {count} of {total} records in 120 s")
             if messages and t0 is None:
@@ -390,6 +393,10 @@ def raw_ceiling(
                     continue
                 remaining[key] -= 1
                 count += 1
+                if key_prefix is not None and not (message.key() or b"").startswith(
+                    key_prefix.encode()
+                ):
+                    continue
                 try:
                     codec.decode_event_fast(value)
                 except CodecError:
