@@ -43,6 +43,7 @@ from reducers.records import OutputRecord
 from streams.codec import Codec
 from streams.merge import Partition, TimestampMerge
 from streams.runfold import Origin, RunFolder
+from streams.runtime import consume_ready
 from streams.settings import Settings
 from streams.worker import (
     WorkerError,
@@ -488,7 +489,9 @@ class BatchWorker:
         pending = 0
         try:
             while self.stopping is None:
-                messages = self.consumer.consume(options.batch_records, timeout=0.1)
+                # Records held by the merge are due within its grace: look again soon.
+                wait = 0.02 if self.merge.buffered else 0.1
+                messages = consume_ready(self.consumer, options.batch_records, wait)
                 now = time.monotonic()
                 if messages:
                     self._handle(messages)
