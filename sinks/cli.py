@@ -175,13 +175,16 @@ def purge(
     help="Consume only these topics (repeatable; default: the five output topics).",
 )
 @click.option(
-    "--batch-rows", default=5000, show_default=True, help="Flush a partition at this many records."
+    "--batch-rows",
+    default=5000,
+    show_default=True,
+    help="Flush once this many records are buffered (all partitions).",
 )
 @click.option(
     "--batch-seconds",
     default=1.0,
     show_default=True,
-    help="Flush a partition when its oldest buffered record is this old.",
+    help="Flush once the oldest buffered record is this old.",
 )
 @_one_line_errors
 def sink(

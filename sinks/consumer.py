@@ -1,9 +1,10 @@
 """`outcomes sink`: the five output topics -> ClickHouse, committing only what landed.
 
-Records are buffered per (topic, partition). A partition is flushed when it holds
-`batch_records` records or its oldest record is `batch_seconds` old; its offset is
-committed only after ClickHouse acknowledged the rows (sinks/writer.py makes the
-re-insert after a crash or rebalance a no-op). Bytes that do not decode, or decode to
+Records are buffered per (topic, partition). Once `batch_records` records are buffered
+in all, or the oldest is `batch_seconds` old, every buffered partition is written in one
+call on a writer thread while consuming goes on; a partition's offset is committed only
+after ClickHouse acknowledged its rows (sinks/writer.py makes the re-insert after a
+crash or rebalance a no-op). Bytes that do not decode, or decode to
 something that is not a valid output record, become `dead_letters` rows (recorded_by
 `sink`) and never stall the partition.
 """
@@ -14,6 +15,7 @@ import logging
 import signal
 import time
 from collections.abc import Mapping
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from types import FrameType
 from typing import Any
@@ -27,6 +29,7 @@ from sinks.rows import Row, rows_for, sink_dead_letter_rows
 from sinks.writer import ClickHouseWriter, WriteReport
 from streams.codec import Codec
 from streams.exceptions import SCHEMA_VIOLATION, UNDECODABLE, CodecError
+from streams.runtime import consume_ready
 from streams.settings import Settings
 
 log = logging.getLogger(__name__)
@@ -97,6 +100,19 @@ class _Buffer:
             self.rows.setdefault(table, []).append(row)
         self.records += 1
         self.next_offset = offset + 1
+
+
+@dataclass
+class _Write:
+    """A write under way on the writer thread, and the offsets it lets us commit."""
+
+    future: Future[WriteReport]
+    offsets: list[TopicPartition]
+    started: float
+
+
+# Buffered records, in batches, beyond which the loop waits for the write under way.
+_MAX_BUFFERED_BATCHES = 4
 
 
 def to_output_record(codec: Codec, message: Message) -> tuple[OutputRecord, bool]:
@@ -174,6 +190,9 @@ class Sink:
         self._stop = False
         self._last_input = 0.0
         self._buffers: dict[tuple[str, int], _Buffer] = {}
+        self._pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="sink-writer")
+        self._writing: _Write | None = None
+        self._failed = False
         conf: dict[str, Any] = {
             **settings.kafka_config(),
             "group.id": config.group_id,
@@ -204,21 +223,28 @@ class Sink:
         self._last_input = time.monotonic() + SESSION_TIMEOUT_MS / 1000
         try:
             while not self._stop:
-                messages = self.consumer.consume(
-                    num_messages=1000, timeout=self.config.poll_seconds
-                )
+                # While a write is under way, look often: its offsets are committed as
+                # soon as it lands.
+                wait = 0.02 if self._writing is not None else self.config.poll_seconds
+                messages = consume_ready(self.consumer, 1000, wait)
                 now = time.monotonic()
                 for message in messages:
                     if self._accept(message, now):
                         self._last_input = now
-                self._flush(due_only=True)
+                self._pump()
                 idle = self.config.until_idle
                 if idle is not None and not messages and now - self._last_input >= idle:
                     log.info("no input for %.1fs: exiting", idle)
                     break
-            self._flush(due_only=False)
+            self._flush_now()
+        except BaseException:
+            self._failed = True  # commit nothing more; the next owner redoes the rest
+            raise
         finally:
-            self.consumer.close()
+            try:
+                self.consumer.close()
+            finally:
+                self._pool.shutdown(wait=True)
         return self.stats
 
     def _accept(self, message: Message, now: float) -> bool:
@@ -245,39 +271,85 @@ class Sink:
         self.stats.consumed += 1
         return True
 
-    def _flush(self, *, due_only: bool, only: set[tuple[str, int]] | None = None) -> None:
-        now = time.monotonic()
-        due = [
+    # -- flushing ----------------------------------------------------------------------
+    #
+    # One write at a time runs on a writer thread (chDB and the HTTP driver release the
+    # GIL while ClickHouse works), so consuming and decoding go on meanwhile. Its
+    # offsets are committed from this thread once it has landed, in order, since the
+    # next write starts only after that.
+
+    def _pump(self) -> None:
+        """Commit a finished write; start the next one when the buffers are due."""
+        writing = self._writing
+        if writing is not None:
+            if not writing.future.done() and self._buffered() < _MAX_BUFFERED_BATCHES * max(
+                1, self.config.batch_records
+            ):
+                return
+            self._finish_write()  # done, or too much is waiting behind it
+        held = [key for key, buf in self._buffers.items() if buf.records]
+        if not held:
+            return
+        buffers = [self._buffers[key] for key in held]
+        oldest = min(buf.first_at for buf in buffers)
+        if (
+            sum(buf.records for buf in buffers) < self.config.batch_records
+            and time.monotonic() - oldest < self.config.batch_seconds
+        ):
+            return
+        self._start_write(held)
+
+    def _flush_now(self, only: set[tuple[str, int]] | None = None) -> None:
+        """Land every buffered record (of the partitions in `only`) before returning."""
+        self._finish_write()
+        held = [
             key
             for key, buf in self._buffers.items()
-            if buf.records
-            and (only is None or key in only)
-            and (
-                not due_only
-                or buf.records >= self.config.batch_records
-                or now - buf.first_at >= self.config.batch_seconds
-            )
+            if buf.records and (only is None or key in only)
         ]
-        if not due:
-            return
+        if held:
+            self._start_write(held)
+            self._finish_write()
+
+    def _buffered(self) -> int:
+        return sum(buf.records for buf in self._buffers.values())
+
+    def _start_write(self, keys: list[tuple[str, int]]) -> None:
+        """Hand the partitions' buffered rows to the writer thread (one write in all:
+        each write pays a fixed cost per table, a read-back query and an insert)."""
+        assert self._writing is None
         combined: dict[str, list[Row]] = {}
-        for key in due:
+        for key in keys:
             for table, rows in self._buffers[key].rows.items():
                 combined.setdefault(table, []).extend(rows)
-        # Raises after its retries: then nothing is committed and a restart redoes it.
-        report = self.writer.write_rows(combined)
+        offsets = [TopicPartition(t, p, self._buffers[(t, p)].next_offset) for t, p in keys]
+        for key in keys:
+            del self._buffers[key]
+        future = self._pool.submit(self.writer.write_rows, combined)
+        self._writing = _Write(future, offsets, time.monotonic())
+
+    def _finish_write(self, lost: set[tuple[str, int]] | None = None) -> None:
+        """Wait for the write under way, then commit its offsets (not those of `lost`
+        partitions, which belong to another member now)."""
+        writing, self._writing = self._writing, None
+        if writing is None:
+            return
+        # Raises after the writer's retries: then nothing is committed, and a restart
+        # redoes these records (the writer drops the rows that did land).
+        report = writing.future.result()
         self.stats.written.add(report)
         self.stats.flushes += 1
-        offsets = [TopicPartition(t, p, self._buffers[(t, p)].next_offset) for t, p in due]
-        for key in due:
-            del self._buffers[key]
+        offsets = [tp for tp in writing.offsets if (tp.topic, tp.partition) not in (lost or ())]
+        if not offsets or self._failed:
+            return
         try:
             self.consumer.commit(offsets=offsets, asynchronous=False)
             self.stats.commits += 1
             log.info(
-                "flushed %d partition(s): %d rows stored; offsets committed",
-                len(due),
-                sum(report.inserted.values()),
+                "flushed %d partition(s): %d rows stored in %.0f ms; offsets committed",
+                len(offsets),
+                report.rows_inserted,
+                (time.monotonic() - writing.started) * 1000,
             )
         except KafkaException as exc:
             # The rows are stored; the next owner re-reads them and the writer drops them.
@@ -287,17 +359,21 @@ class Sink:
         self._last_input = max(self._last_input, time.monotonic())
 
     def _on_revoke(self, consumer: Consumer, partitions: list[TopicPartition]) -> None:
-        revoked = {(tp.topic, tp.partition) for tp in partitions}
-        self._flush(due_only=False, only=revoked)
+        if self._failed:
+            return
+        self._flush_now(only={(tp.topic, tp.partition) for tp in partitions})
 
     def _on_lost(self, consumer: Consumer, partitions: list[TopicPartition]) -> None:
-        for tp in partitions:
-            dropped = self._buffers.pop((tp.topic, tp.partition), None)
+        lost = {(tp.topic, tp.partition) for tp in partitions}
+        if not self._failed:
+            self._finish_write(lost=lost)
+        for key in lost:
+            dropped = self._buffers.pop(key, None)
             if dropped is not None and dropped.records:
                 log.warning(
                     "partition %s:%s lost: %d buffered records will be re-read by its new owner",
-                    tp.topic,
-                    tp.partition,
+                    key[0],
+                    key[1],
                     dropped.records,
                 )
 

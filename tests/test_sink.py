@@ -190,7 +190,9 @@ def test_sink_killed_mid_batch_restarts_and_a_second_group_replays_without_dupli
     chdb_dsn: str,
 ) -> None:
     codec = Codec(kafka_settings)
-    records = _many_records(4000)
+    # Enough that the sink, which writes on a thread while it consumes, is still busy
+    # just after its first commit.
+    records = _many_records(12_000)
     topic = kafka_topic("out", partitions=3)
     produce(kafka_config, topic, [(r.key, codec.encode_output(r)) for r in records])
     group = f"test-sink-{uuid.uuid4().hex[:8]}"
@@ -198,7 +200,7 @@ def test_sink_killed_mid_batch_restarts_and_a_second_group_replays_without_dupli
 
     first = _start_sink(chdb_dsn, kafka_settings.bootstrap, topic, group)
     _wait_for_commit(first.stderr)
-    time.sleep(0.3)
+    time.sleep(0.05)
     os.kill(first.pid, signal.SIGKILL)
     first.wait(timeout=30)
     assert first.returncode == -signal.SIGKILL
