@@ -152,6 +152,10 @@ def padding_for_size(scenario: str, events: int) -> int:
     return max(0, math.ceil((events - base) / 2))
 
 
+# Shortest sleep of a publishing thread waiting for a token (seconds).
+MIN_SLEEP = 0.002
+
+
 class RateLimiter:
     """A token bucket shared by every publishing thread (events per second)."""
 
@@ -175,7 +179,10 @@ class RateLimiter:
                     self._tokens -= 1.0
                     return
                 wait = (1.0 - self._tokens) / self.rate
-            time.sleep(wait)
+            # Not less than MIN_SLEEP: at thousands of events/s the exact wait is a fraction
+            # of a millisecond, and threads waking that often took a core away from the
+            # pipeline under test. The bucket holds the tokens that accrue meanwhile.
+            time.sleep(max(wait, MIN_SLEEP))
 
 
 class MonotonicStamp:
