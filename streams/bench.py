@@ -21,6 +21,7 @@ Results go to `bench/results/<date>.json`.
 from __future__ import annotations
 
 import json
+import logging
 import os
 import platform
 import signal
@@ -94,6 +95,8 @@ def probe_sink(bootstrap: str, dsn: str, group: str, log_path: Path, batch_secon
     """Run `outcomes sink` with a TimedWriter until SIGTERM (the bench's sink process)."""
     from sinks.consumer import Sink, SinkConfig
 
+    # Each flush's size and duration, with a timestamp, into the work dir's sink.log.
+    logging.basicConfig(level=logging.INFO, format="%(created).3f %(name)s %(message)s")
     settings = Settings.load(bootstrap=bootstrap, clickhouse=dsn)
     config = SinkConfig(group_id=group, batch_seconds=batch_seconds)
     sink = Sink(settings, config, writer=TimedWriter(dsn, log_path))
