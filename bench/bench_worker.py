@@ -7,6 +7,9 @@ One run measures, against the real broker:
   (first to last run-log record) and the wall time including start-up;
 - the raw ceiling: the same input records consumed with confluent-kafka and decoded with
   `Codec().decode_event_fast`, nothing else, in this process;
+- the two-stage floor: the same, then each record forwarded to a scratch topic and that
+  topic consumed: the Kafka work any worker with a run log must do
+  (`streams.bench.two_stage_floor`);
 - the worker's peak RSS (VmHWM from /proc/<pid>/status);
 - per-event cost as runs grow: loads made of runs of ~10, ~1,000 and ~10,000 events,
   produced live (while the worker runs, each run in order) and as a backlog.
@@ -32,7 +35,7 @@ from pathlib import Path
 from confluent_kafka import Consumer, TopicPartition
 
 from reducers.catalog import INPUT_TOPICS
-from streams.bench import raw_ceiling
+from streams.bench import raw_ceiling, two_stage_floor
 from streams.codec import Codec
 from streams.settings import Settings
 from streams.workload import SCENARIOS, generate_run, generate_runs, interleave
@@ -260,9 +263,11 @@ def main(argv: Sequence[str] | None = None) -> None:
                 workers=args.scale_out,
                 worker_args=args.worker_arg,
             )
-        raw = raw_ceiling(settings, start, end_offsets(config, INPUT_TOPICS), key_prefix=prefix)
+        ends = end_offsets(config, INPUT_TOPICS)
+        raw = raw_ceiling(settings, start, ends, key_prefix=prefix)
         decoded, seconds = int(raw["events"]), raw["seconds"]
         ceiling = decoded / seconds
+        floor = two_stage_floor(settings, start, ends, key_prefix=prefix)
         any_figures = next(iter(results.values()))
         print(
             f"\nmain load: {any_figures.events:,} events in {any_figures.runs:,} runs, "
@@ -271,6 +276,12 @@ def main(argv: Sequence[str] | None = None) -> None:
         print(
             f"  raw ceiling:  {ceiling:,.0f} events/s (confluent-kafka consume + "
             f"decode_event_fast of the same {decoded:,} records, {seconds:.1f} s)"
+        )
+        print(
+            f"  two-stage floor: {floor['events_per_s']:,.0f} events/s = "
+            f"{floor['events_per_s'] / ceiling:.2f} x ceiling (the same records consumed and "
+            f"decoded, forwarded to a scratch run log and consumed again; no "
+            f"validation, fold, state or outputs; {floor['seconds']:.1f} s)"
         )
         for engine, figures in results.items():
             print(

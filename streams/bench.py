@@ -29,7 +29,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import Path
 from types import FrameType
@@ -37,7 +37,7 @@ from typing import Any
 
 import click
 
-from reducers.catalog import INPUT_TOPICS, OUTPUT_TOPICS, run_log_topic
+from reducers.catalog import INPUT_TOPICS, OUTPUT_TOPICS, RUN_LOG_TOPIC, run_log_topic
 from reducers.errors import OutcomesError
 from sinks.rows import Row
 from sinks.writer import ClickHouseWriter, WriteReport
@@ -356,6 +356,93 @@ def raw_ceiling(
 ) -> dict[str, float]:
     """Consume the records between `start` and `end` and decode them; nothing else. With
     `key_prefix`, only records keyed under it are decoded and counted (others are read)."""
+    decoded, seconds = _read_range(settings, start, end, key_prefix)
+    return {
+        "events": decoded,
+        "seconds": round(seconds, 3),
+        "events_per_s": round(decoded / seconds),
+    }
+
+
+def two_stage_floor(
+    settings: Settings,
+    start: Mapping[tuple[str, int], int],
+    end: Mapping[tuple[str, int], int],
+    key_prefix: str | None = None,
+) -> dict[str, float]:
+    """The Kafka work of the worker's two stages and nothing else, in one process: consume
+    and decode the records (as `raw_ceiling`), produce each one's bytes, keyed as it was,
+    to a scratch topic (the run log's settings: idempotent, lz4, linger 5 ms), then
+    consume that topic. No validation, fold, state or outputs: an upper bound for any
+    worker that forwards every input to a run log before folding it."""
+    from confluent_kafka import Producer
+
+    from streams.topics import PARTITIONS, ensure_topics, topic_table
+
+    spec = next(t for t in topic_table() if t.name == RUN_LOG_TOPIC)
+    scratch = f"outcomes-bench-floor-{os.getpid()}-{int(time.time())}"
+    conf = settings.kafka_config()
+    ensure_topics(conf, [replace(spec, name=scratch)])
+    producer = Producer(
+        {
+            **conf,
+            "enable.idempotence": True,
+            "linger.ms": 5,
+            "batch.num.messages": 10_000,
+            "queue.buffering.max.messages": 1_000_000,
+            "compression.type": "lz4",
+            "partitioner": "murmur2_random",
+        }
+    )
+
+    def forward(message: Any) -> None:
+        while True:
+            try:
+                producer.produce(scratch, message.value(), message.key())
+                return
+            except BufferError:
+                producer.poll(0.05)
+
+    try:
+        began = time.perf_counter()
+        forwarded, _ = _read_range(settings, start, end, key_prefix, forward)
+        producer.flush(60)
+        first = time.perf_counter() - began
+        scratch_start = {(scratch, p): 0 for p in range(PARTITIONS)}
+        scratch_end = end_offsets(settings, [scratch])
+        # Not decoded again: the worker hands its validated events to its fold stage and
+        # decodes only run-log records that another worker forwarded.
+        folded, second = _read_range(settings, scratch_start, scratch_end, decode=False)
+    finally:
+        _delete_topic(conf, scratch)
+    seconds = first + second
+    return {
+        "events": folded,
+        "forwarded": forwarded,
+        "seconds": round(seconds, 3),
+        "events_per_s": round(folded / seconds),
+    }
+
+
+def _delete_topic(conf: Mapping[str, str], topic: str) -> None:
+    from confluent_kafka.admin import AdminClient
+
+    admin = AdminClient(dict(conf))  # held until the futures resolve
+    for future in admin.delete_topics([topic], operation_timeout=30).values():
+        future.result()
+
+
+def _read_range(
+    settings: Settings,
+    start: Mapping[tuple[str, int], int],
+    end: Mapping[tuple[str, int], int],
+    key_prefix: str | None = None,
+    handle: Callable[[Any], None] | None = None,
+    decode: bool = True,
+) -> tuple[int, float]:
+    """(records counted, seconds from the first record received) for the records between
+    `start` and `end`, each decoded with `decode_event_fast` (unless not `decode`) and
+    given to `handle`."""
     from confluent_kafka import Consumer, TopicPartition
 
     from streams.codec import Codec
@@ -401,19 +488,18 @@ def raw_ceiling(
                 ):
                     continue
                 try:
-                    codec.decode_event_fast(value)
+                    if decode:
+                        codec.decode_event_fast(value)
                 except CodecError:
                     undecodable += 1  # other traffic (e.g. malformed test input): counted
                     continue
                 decoded += 1
+                if handle is not None:
+                    handle(message)
         seconds = time.perf_counter() - (t0 or began)
     finally:
         consumer.close()
-    return {
-        "events": decoded,
-        "seconds": round(seconds, 3),
-        "events_per_s": round(decoded / seconds),
-    }
+    return decoded, seconds
 
 
 # --------------------------------------------------------------------------- the bench
