@@ -95,10 +95,16 @@ class TimestampMerge:
         self.last_input = None  # stamped by the next `release`
 
     def _behind(self, tp: Partition) -> bool:
-        """Whether the partition has records not consumed yet (as far as is known)."""
+        """Whether the partition may have records not consumed yet.
+
+        A partition whose end is not known yet (no fetch response for it since it was
+        assigned) counts as behind: on a backlog the lifecycle topic's first fetch
+        often came back before the tool topic's, and a run's finalize went first.
+        `max_wait` still bounds the hold.
+        """
         high = self.high_watermark(tp)
         if high is None:
-            return False
+            return True
         consumed = self.next_offset.get(tp, 0)
         if high <= consumed:
             return False

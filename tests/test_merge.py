@@ -145,3 +145,21 @@ def test_a_partition_past_its_records_is_not_behind() -> None:
     positions[("tools", 0)] = 10  # the marker not stepped over yet: behind
     add(m, Msg("lifecycle", 0, 1, 8))
     assert list(m.release(now=0.1)) == []
+
+
+def test_a_partition_whose_end_is_not_known_yet_counts_as_behind() -> None:
+    """Before the first fetch response for a partition its high watermark is unknown:
+    a backlog's finalize must not go ahead of tool events not fetched yet."""
+    marks = Watermarks()
+    m = merge(marks, max_wait=0.25)
+    m.assign({("tools", 0): 0, ("lifecycle", 0): 0})
+    marks.high = {("lifecycle", 0): 1}  # tools: no fetch response yet
+    add(m, Msg("lifecycle", 0, 0, 50))
+    assert list(m.release(now=0.0)) == []
+    add(m, Msg("tools", 0, 0, 10))  # its first fetch: the older tool event goes first
+    marks.high[("tools", 0)] = 1
+    assert [x.ts for x in m.release(now=0.1)] == [10, 50]
+    add(m, Msg("lifecycle", 0, 1, 60))
+    del marks.high[("tools", 0)]  # unknown again (say, reassigned): held, never stalled
+    assert list(m.release(now=1.0)) == []
+    assert [x.ts for x in m.release(now=1.3)] == [60]
