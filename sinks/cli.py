@@ -14,6 +14,10 @@ import click
 from reducers.errors import OutcomesError
 from streams.settings import Settings
 
+# The sink's flush interval (sinks.consumer.SinkConfig.batch_seconds; here without
+# importing the Kafka client at start-up). 0.5 s: see docs/decisions.md, "The sink".
+DEFAULT_BATCH_SECONDS = 0.5
+
 P = ParamSpec("P")
 R = TypeVar("R")
 
@@ -182,7 +186,7 @@ def purge(
 )
 @click.option(
     "--batch-seconds",
-    default=1.0,
+    default=DEFAULT_BATCH_SECONDS,
     show_default=True,
     help="Flush once the oldest buffered record is this old.",
 )
