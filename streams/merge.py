@@ -49,7 +49,7 @@ class TimestampMerge:
         high_watermark: HighWatermark,
         max_wait: float = 0.25,
         max_buffered: int = 200_000,
-        grace: float = 0.05,
+        grace: float = 0.1,
         clock: Callable[[], float] = time.time,
         position: Position | None = None,
     ) -> None:
