@@ -32,12 +32,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from confluent_kafka import Consumer, TopicPartition
-
 from reducers.catalog import INPUT_TOPICS
 from streams.bench import raw_ceiling, two_stage_floor
 from streams.codec import Codec
 from streams.settings import Settings
+from streams.topics import read_range
 from streams.workload import SCENARIOS, generate_run, generate_runs, interleave
 from tests.worker_support import (
     Event,
@@ -93,27 +92,14 @@ def timestamps(
     """(records, their Kafka timestamps in ms) from `start` to the current ends, only
     records keyed under `prefix` when given."""
     ends = end_offsets(config, {t for t, _ in start})
-    pending = {tp: end for tp, end in ends.items() if end > start[tp]}
-    consumer = Consumer({**config, "group.id": unique_name("bench"), "enable.auto.commit": False})
-    stamps: list[int] = []
-    count = 0
-    try:
-        consumer.assign([TopicPartition(t, p, start[(t, p)]) for t, p in pending])
-        while pending:
-            for msg in consumer.consume(10_000, timeout=0.5):
-                if msg.error() is not None:
-                    raise RuntimeError(str(msg.error()))
-                if prefix is not None and not (msg.key() or b"").startswith(prefix.encode()):
-                    continue
-                count += 1
-                stamps.append(msg.timestamp()[1])
-            positions = consumer.position([TopicPartition(t, p) for t, p in pending])
-            for tp in positions:
-                if tp.offset >= pending[(tp.topic, tp.partition)]:
-                    del pending[(tp.topic, tp.partition)]
-    finally:
-        consumer.close()
-    return count, stamps
+    wanted = prefix.encode() if prefix is not None else b""
+    stamps = [
+        msg.timestamp()[1]
+        for batch in read_range(config, start, ends)
+        for msg in batch
+        if (msg.key() or b"").startswith(wanted)
+    ]
+    return len(stamps), stamps
 
 
 def run_worker(

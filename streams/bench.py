@@ -444,63 +444,33 @@ def _read_range(
     """(records counted, seconds from the first record received) for the records between
     `start` and `end`, each decoded with `decode_event_fast` (unless not `decode`) and
     given to `handle`."""
-    from confluent_kafka import Consumer, TopicPartition
-
     from streams.codec import Codec
     from streams.exceptions import CodecError
+    from streams.topics import read_range
 
     codec = Codec(settings)
-    wanted = {tp: end[tp] - start[tp] for tp in start if end[tp] > start[tp]}
-    total = sum(wanted.values())
-    consumer = Consumer(
-        {
-            **settings.kafka_config(),
-            "group.id": f"outcomes-bench-raw-{os.getpid()}",
-            "enable.auto.commit": False,
-            "enable.partition.eof": False,
-        }
-    )
-    consumer.assign([TopicPartition(t, p, start[(t, p)]) for t, p in wanted])
-    remaining = dict(wanted)
-    count = decoded = undecodable = 0
+    prefix = key_prefix.encode() if key_prefix is not None else None
+    decoded = 0
     began = time.perf_counter()
     t0: float | None = None  # the clock starts at the first record, as the worker's does
-    try:
-        while count < total:
-            # Ask for no more than remain: a short batch would wait out the whole timeout.
-            messages = consumer.consume(num_messages=min(10_000, total - count), timeout=1.0)
-            if not messages and time.perf_counter() - began > 120:
-                raise BenchError(f"raw ceiling: read {count} of {total} records in 120 s")
-            if messages and t0 is None:
-                t0 = time.perf_counter()
-            for message in messages:
-                topic, partition, value = message.topic(), message.partition(), message.value()
-                if message.error() is not None:
-                    raise BenchError(f"raw ceiling: consumer error {message.error()}")
-                if topic is None or partition is None:
-                    continue
-                key = (topic, partition)
-                if remaining.get(key, 0) <= 0 or value is None:
-                    continue
-                remaining[key] -= 1
-                count += 1
-                if key_prefix is not None and not (message.key() or b"").startswith(
-                    key_prefix.encode()
-                ):
-                    continue
+    for batch in read_range(settings.kafka_config(), start, end):
+        if t0 is None:
+            t0 = time.perf_counter()
+        for message in batch:
+            if prefix is not None and not (message.key() or b"").startswith(prefix):
+                continue  # other traffic on the shared topics: read, not counted
+            value = message.value()
+            if value is None:
+                continue
+            if decode:
                 try:
-                    if decode:
-                        codec.decode_event_fast(value)
+                    codec.decode_event_fast(value)
                 except CodecError:
-                    undecodable += 1  # other traffic (e.g. malformed test input): counted
-                    continue
-                decoded += 1
-                if handle is not None:
-                    handle(message)
-        seconds = time.perf_counter() - (t0 or began)
-    finally:
-        consumer.close()
-    return decoded, seconds
+                    continue  # e.g. malformed test input: not an event
+            decoded += 1
+            if handle is not None:
+                handle(message)
+    return decoded, time.perf_counter() - (t0 or began)
 
 
 # --------------------------------------------------------------------------- the bench

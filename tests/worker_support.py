@@ -79,6 +79,7 @@ from reducers.validate import parse_event
 from streams.codec import Codec
 from streams.settings import Settings
 from streams.topics import end_offsets as topics_end_offsets
+from streams.topics import read_range
 from streams.workload import generate_runs, interleave
 
 OUTCOMES = str(Path(sys.executable).parent / "outcomes")
@@ -487,40 +488,13 @@ def read_from(
     topics all along. Callers make sure what they want is written before calling.
     """
     ends = end_offsets(config, {t for t, _ in start})
-    pending = {tp: ends[tp] for tp, offset in start.items() if ends[tp] > offset}
-    consumer = Consumer(
-        {
-            **config,
-            "group.id": unique_name("reader"),
-            "enable.auto.commit": False,
-            "fetch.message.max.bytes": 8 * 1024 * 1024,
-            "max.partition.fetch.bytes": 8 * 1024 * 1024,
-        }
-    )
+    big = {"fetch.message.max.bytes": 8 << 20, "max.partition.fetch.bytes": 8 << 20}
     found: list[tuple[str, int, int, bytes | None, bytes]] = []
-    deadline = time.monotonic() + timeout
-    try:
-        consumer.assign([TopicPartition(t, p, start[(t, p)]) for t, p in pending])
-        while pending:
-            if time.monotonic() > deadline:
-                raise AssertionError(f"could not read to the end in {timeout}s: {pending}")
-            for msg in consumer.consume(10_000, timeout=0.5):
-                if msg.error() is not None:
-                    raise AssertionError(f"consume error: {msg.error()}")
-                topic, partition, offset = msg.topic(), msg.partition(), msg.offset()
-                value = msg.value()
-                assert topic is not None and partition is not None and offset is not None
-                if offset >= ends[(topic, partition)]:
-                    continue
-                if value is not None and keep(topic, msg.key()):
-                    found.append((topic, partition, offset, msg.key(), value))
-            # Positions, not message offsets: they also step over transaction markers.
-            positions = consumer.position([TopicPartition(t, p) for t, p in pending])
-            for tp in positions:
-                if tp.offset >= pending[(tp.topic, tp.partition)]:
-                    del pending[(tp.topic, tp.partition)]
-    finally:
-        consumer.close()
+    for batch in read_range(config, start, ends, timeout=timeout, consumer_conf=big):
+        for msg in batch:
+            value = msg.value()
+            if value is not None and keep(msg.topic(), msg.key()):
+                found.append((msg.topic(), msg.partition(), msg.offset(), msg.key(), value))
     return found
 
 
