@@ -387,7 +387,12 @@ def _gone(pid: int) -> bool:
         status = Path(f"/proc/{pid}/status").read_text()
     except OSError:
         return True  # vanished between the two checks
-    return re.search(r"^State:\s+Z", status, re.MULTILINE) is not None
+    if re.search(r"^State:\s+Z", status, re.MULTILINE) is None:
+        return False
+    # It exited after the first `_reap`: collect it now if it is our child, so that
+    # nothing of it is left once `down` returns (a test checks /proc right after).
+    _reap(pid)
+    return True
 
 
 def rss_bytes(pid: int) -> int | None:
