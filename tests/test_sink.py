@@ -11,6 +11,7 @@ import re
 import signal
 import subprocess
 import sys
+import threading
 import time
 import uuid
 from collections.abc import Callable, Iterator
@@ -25,6 +26,7 @@ from reducers.records import OutputRecord
 from sinks import clickhouse, samples, schema
 from sinks.consumer import Sink, SinkConfig
 from sinks.rows import rows_for
+from sinks.writer import WriteReport
 from streams.codec import Codec
 from streams.settings import Settings
 
@@ -260,3 +262,77 @@ def test_sigterm_finishes_the_batch_commits_and_exits_cleanly(
     assert summary(err)["consumed"] == len(records) - first["consumed"]
     assert summary(err)["present"] == 0
     assert_exactly_once(chdb_dsn, records)
+
+
+class _SlowWriter:
+    """Stands in for ClickHouseWriter (two sinks in one process cannot share a chDB
+    path): keeps every row id it is given, per table, and takes `delay` per write, so
+    that writes are under way when the group rebalances."""
+
+    def __init__(self, delay: float) -> None:
+        self.delay = delay
+        self.ids: dict[str, list[str]] = {}
+
+    def write_rows(self, rows: dict[str, list[tuple[object, ...]]]) -> WriteReport:
+        time.sleep(self.delay)
+        report = WriteReport()
+        for table, batch in rows.items():
+            at = schema.TABLES_BY_NAME[table].column_names.index("row_id")
+            self.ids.setdefault(table, []).extend(str(row[at]) for row in batch)
+            report.inserted[table] = len(batch)
+        return report
+
+
+def test_a_second_sink_joining_mid_stream_takes_over_with_nothing_lost_or_written_twice(
+    kafka_settings: Settings,
+    kafka_config: dict[str, str],
+    kafka_topic: Callable[..., str],
+) -> None:
+    """The writer thread's write under way when partitions are revoked lands and is
+    committed before they move, so the new owner starts after it: every record is
+    written once, by one of the two sinks."""
+    codec = Codec(kafka_settings)
+    records = _many_records(6000)
+    values = [(r.key, codec.encode_output(r)) for r in records]
+    topic = kafka_topic("out", partitions=6)
+    config = SinkConfig(
+        group_id=f"test-sink-{uuid.uuid4().hex[:8]}",
+        batch_records=200,
+        batch_seconds=0.1,
+        until_idle=6.0,
+        topics=(topic,),
+    )
+    writers = [_SlowWriter(1.0), _SlowWriter(1.0)]
+    sinks = [
+        Sink(kafka_settings, config, writer=w, codec=Codec(kafka_settings))  # type: ignore[arg-type]
+        for w in writers
+    ]
+    errors: list[BaseException] = []
+
+    def run(sink: Sink) -> None:
+        try:
+            sink.run()
+        except BaseException as exc:  # reported by the assertion below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=run, args=(s,), daemon=True) for s in sinks]
+    produce(kafka_config, topic, values[:1000])
+    threads[0].start()
+    deadline = time.monotonic() + 60
+    while not writers[0].ids and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert writers[0].ids, "the first sink wrote nothing"
+    threads[1].start()  # joins while the first is writing: a rebalance mid-stream
+    for start in range(1000, len(values), 500):  # paced, so records keep coming after it
+        produce(kafka_config, topic, values[start : start + 500])
+        time.sleep(0.5)
+    for thread in threads:
+        thread.join(timeout=120)
+    assert not errors, errors
+    assert not any(t.is_alive() for t in threads)
+
+    first, second = (set(w.ids.get("account_revisions", ())) for w in writers)
+    assert second, "the second sink was given no partition"
+    assert sum(len(w.ids.get("account_revisions", ())) for w in writers) == len(records)
+    assert len(first | second) == len(records)
+    assert not first & second
