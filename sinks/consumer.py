@@ -14,11 +14,11 @@ from __future__ import annotations
 import logging
 import signal
 import time
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from types import FrameType
-from typing import Any
+from typing import Any, Protocol
 
 from confluent_kafka import Consumer, KafkaError, KafkaException, Message, TopicPartition
 
@@ -103,6 +103,13 @@ class _Buffer:
         self.next_offset = offset + 1
 
 
+class RowWriter(Protocol):
+    """What the sink writes through (`ClickHouseWriter`): idempotent, and returns only
+    once every row given is stored."""
+
+    def write_rows(self, rows: Mapping[str, Sequence[Row]]) -> WriteReport: ...
+
+
 @dataclass
 class _Write:
     """A write under way on the writer thread, and the offsets it lets us commit."""
@@ -181,11 +188,11 @@ class Sink:
         settings: Settings,
         config: SinkConfig,
         *,
-        writer: ClickHouseWriter | None = None,
+        writer: RowWriter | None = None,
         codec: Codec | None = None,
     ) -> None:
         self.config = config
-        self.writer = writer or ClickHouseWriter(settings.clickhouse_dsn)
+        self.writer: RowWriter = writer or ClickHouseWriter(settings.clickhouse_dsn)
         self.codec = codec or Codec(settings)
         self.stats = SinkStats()
         self._stop = False

@@ -14,7 +14,7 @@ import sys
 import threading
 import time
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import Path
 from typing import IO
 
@@ -25,7 +25,7 @@ from reducers.catalog import EVENT_TOPICS
 from reducers.records import OutputRecord
 from sinks import clickhouse, samples, schema
 from sinks.consumer import Sink, SinkConfig
-from sinks.rows import rows_for
+from sinks.rows import Row, rows_for
 from sinks.writer import WriteReport
 from streams.codec import Codec
 from streams.settings import Settings
@@ -273,7 +273,7 @@ class _SlowWriter:
         self.delay = delay
         self.ids: dict[str, list[str]] = {}
 
-    def write_rows(self, rows: dict[str, list[tuple[object, ...]]]) -> WriteReport:
+    def write_rows(self, rows: Mapping[str, Sequence[Row]]) -> WriteReport:
         time.sleep(self.delay)
         report = WriteReport()
         for table, batch in rows.items():
@@ -303,10 +303,7 @@ def test_a_second_sink_joining_mid_stream_takes_over_with_nothing_lost_or_writte
         topics=(topic,),
     )
     writers = [_SlowWriter(1.0), _SlowWriter(1.0)]
-    sinks = [
-        Sink(kafka_settings, config, writer=w, codec=Codec(kafka_settings))  # type: ignore[arg-type]
-        for w in writers
-    ]
+    sinks = [Sink(kafka_settings, config, writer=w, codec=Codec(kafka_settings)) for w in writers]
     errors: list[BaseException] = []
 
     def run(sink: Sink) -> None:
