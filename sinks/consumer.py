@@ -290,9 +290,8 @@ class Sink:
         """Commit a finished write; start the next one when the buffers are due."""
         writing = self._writing
         if writing is not None:
-            if not writing.future.done() and self._buffered() < _MAX_BUFFERED_BATCHES * max(
-                1, self.config.batch_records
-            ):
+            limit = _MAX_BUFFERED_BATCHES * max(1, self.config.batch_records)
+            if not writing.future.done() and self._buffered() < limit:
                 return
             self._finish_write()  # done, or too much is waiting behind it
         held = [key for key, buf in self._buffers.items() if buf.records]
