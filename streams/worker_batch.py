@@ -142,50 +142,44 @@ class PartitionStore:
 def restore(stores: dict[int, PartitionStore], config: dict[str, Any], topic: str) -> int:
     """Bring each store up to its changelog partition's current end, reading from the
     store's checkpoint; returns how many records that read. Writing a key again with
-    the value it has changes nothing, so reading from an older checkpoint is harmless."""
-    reader = Consumer(
-        {
-            **config,
-            "group.id": f"{topic}-restore",  # assign() only: this group never joins
-            "enable.auto.commit": False,
-            "fetch.message.max.bytes": _MAX_RECORD,
-        }
-    )
-    read = 0
+    the value it has changes nothing, so reading from an older checkpoint is harmless
+    (and a restore cut short starts again from the checkpoints it had)."""
+    from rocksdict import WriteBatch
+
+    from streams.topics import TopicsError, read_range
+
+    starts: dict[tuple[str, int], int] = {}
+    ends: dict[tuple[str, int], int] = {}
+    probe = Consumer({**config, "group.id": f"{topic}-restore", "enable.auto.commit": False})
     try:
-        ends: dict[int, int] = {}
-        starts: list[TopicPartition] = []
         for partition, store in stores.items():
-            low, high = reader.get_watermark_offsets(
+            low, high = probe.get_watermark_offsets(
                 TopicPartition(topic, partition), timeout=30, cached=False
             )
-            start = max(store.checkpoint, low)
-            if start < high:
-                ends[partition] = high
-                starts.append(TopicPartition(topic, partition, start))
-        if not starts:
-            return 0
-        from rocksdict import WriteBatch
-
-        reader.assign(starts)
-        while ends:
-            batches = {partition: WriteBatch(raw_mode=True) for partition in ends}
-            for msg in reader.consume(10_000, timeout=0.2):
-                error = msg.error()
-                if error is not None:
-                    raise WorkerError(f"restoring {topic}: {error}")
-                key, value, where = msg.key(), msg.value(), msg.partition()
-                if key is not None and value is not None and where in batches:
-                    batches[where].put(key, value)
+            starts[(topic, partition)] = max(store.checkpoint, low)
+            ends[(topic, partition)] = high
+    finally:
+        probe.close()
+    read = 0
+    big = {"fetch.message.max.bytes": _MAX_RECORD}
+    try:
+        for records in read_range(config, starts, ends, consumer_conf=big):
+            batches: dict[int, WriteBatch] = {}
+            for msg in records:
+                key, value = msg.key(), msg.value()
+                if key is not None and value is not None:
+                    batch = batches.get(msg.partition())
+                    if batch is None:
+                        batch = batches[msg.partition()] = WriteBatch(raw_mode=True)
+                    batch.put(key, value)
                     read += 1
             for partition, batch in batches.items():
                 stores[partition].db.write(batch)
-            # Positions, not offsets: compaction leaves gaps, the end may be a gap.
-            for tp in reader.position([TopicPartition(topic, p) for p in ends]):
-                if tp.offset >= ends[tp.partition]:
-                    stores[tp.partition].set_checkpoint(ends.pop(tp.partition))
-    finally:
-        reader.close()
+    except TopicsError as exc:
+        raise WorkerError(f"restoring {topic}: {exc}") from exc
+    for (_, partition), end in ends.items():
+        if end > starts[(topic, partition)]:
+            stores[partition].set_checkpoint(end)
     return read
 
 
