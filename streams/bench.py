@@ -381,7 +381,8 @@ def two_stage_floor(
     from streams.topics import PARTITIONS, ensure_topics, topic_table
 
     spec = next(t for t in topic_table() if t.name == RUN_LOG_TOPIC)
-    scratch = f"outcomes-bench-floor-{os.getpid()}-{int(time.time())}"
+    scratch_app = f"outcomes-bench-floor-{os.getpid()}-{int(time.time())}"
+    scratch = f"{scratch_app}-run-log"
     conf = settings.kafka_config()
     ensure_topics(conf, [replace(spec, name=scratch)])
     producer = Producer(
@@ -415,7 +416,7 @@ def two_stage_floor(
         # decodes only run-log records that another worker forwarded.
         folded, second = _read_range(settings, scratch_start, scratch_end, decode=False)
     finally:
-        _delete_topic(conf, scratch)
+        delete_worker_internals(settings, scratch_app, lambda line: print(line, file=sys.stderr))
     seconds = first + second
     return {
         "events": folded,
@@ -423,14 +424,6 @@ def two_stage_floor(
         "seconds": round(seconds, 3),
         "events_per_s": round(folded / seconds),
     }
-
-
-def _delete_topic(conf: Mapping[str, str], topic: str) -> None:
-    from confluent_kafka.admin import AdminClient
-
-    admin = AdminClient(dict(conf))  # held until the futures resolve
-    for future in admin.delete_topics([topic], operation_timeout=30).values():
-        future.result()
 
 
 def _read_range(
