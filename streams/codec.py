@@ -33,7 +33,7 @@ import re
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime, timedelta, timezone
-from functools import cache
+from functools import cache, partial
 from io import BytesIO
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Final, Protocol, cast
@@ -49,7 +49,13 @@ import schemas
 from reducers.catalog import EVENT_TOPICS
 from reducers.limits import Limits
 from reducers.records import OutputRecord, dead_letter
-from streams.avro_fast import FastConverters, with_fallback
+from streams.avro_fast import (
+    FastConverters,
+    FastWriters,
+    Writer,
+    with_fallback,
+    writer_with_fallback,
+)
 from streams.exceptions import (
     SCHEMA_VIOLATION,
     TOO_LARGE,
@@ -544,6 +550,7 @@ class RecordSchema:
     to_canonical: Converter | None
     to_fast: Converter | None
     smallest_array_item: int
+    write: Writer  # Avro value (as `to_avro` gives it) -> schemaless binary
 
 
 @dataclass(frozen=True, slots=True)
@@ -554,11 +561,18 @@ class _Catalog:
     container_schema: Any  # union of every event record, with logical types
 
 
+def _fastavro_write(parsed: Any, value: Json) -> bytes:
+    buffer = BytesIO()
+    fastavro.schemaless_writer(buffer, parsed, value)
+    return buffer.getvalue()
+
+
 @cache
 def _catalog() -> _Catalog:
     definitions = schemas.current_definitions()
     converters = _Converters(definitions)
     fast = FastConverters(definitions, timestamp_micros, _to_bytes)
+    writers = FastWriters(definitions)
     by_name: dict[str, RecordSchema] = {}
     events: dict[str, RecordSchema] = {}
     outputs: dict[str, RecordSchema] = {}
@@ -566,17 +580,19 @@ def _catalog() -> _Catalog:
     roots += [(k, n, False) for k, n in schemas.OUTPUT_SCHEMAS.items()]
     for kind, name, is_event in roots:
         schema = schemas.expand(name, definitions)
+        parsed = fastavro.parse_schema(strip_logical_types(schema))
         record = RecordSchema(
             name=name,
             kind=kind,
             is_event=is_event,
             schema=schema,
-            parsed=fastavro.parse_schema(strip_logical_types(schema)),
+            parsed=parsed,
             fingerprint=schema_fingerprint(schema),
             to_avro=with_fallback(fast.compile(name), converters.to_avro(name, None)),
             to_canonical=converters.from_avro(name, None, canonical=True),
             to_fast=converters.from_avro(name, None, canonical=False),
             smallest_array_item=_smallest_array_item(strip_logical_types(schema)),
+            write=writer_with_fallback(writers.compile(name), partial(_fastavro_write, parsed)),
         )
         by_name[name] = record
         (events if is_event else outputs)[kind] = record
@@ -796,9 +812,7 @@ class Codec:
 
     @staticmethod
     def _write(record: RecordSchema, value: Json) -> bytes:
-        buffer = BytesIO()
-        fastavro.schemaless_writer(buffer, record.parsed, value)
-        return buffer.getvalue()
+        return record.write(value)
 
     def _header(self, record: RecordSchema, topic: str) -> bytes:
         if self.registry is None:
