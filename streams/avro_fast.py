@@ -349,3 +349,181 @@ def writer_with_fallback(fast: Writer, generic: Writer) -> Writer:
             return generic(value)
 
     return write
+
+
+# -- reading -----------------------------------------------------------------------------
+
+Reader = Callable[[bytes, int], tuple[Any, int]]
+
+
+def _varint_tail(data: bytes, pos: int, first: int) -> tuple[int, int]:
+    """The rest of a varint whose first byte `first` had its high bit set: (raw, pos)."""
+    value, shift = first & 0x7F, 7
+    while True:
+        byte = data[pos]
+        pos += 1
+        value |= (byte & 0x7F) << shift
+        if byte < 0x80:
+            return value, pos
+        shift += 7
+        if shift > 63:
+            raise _Refused  # longer than any long: fastavro decides what it is
+
+
+class FastReaders:
+    """Compiles Avro binary readers for named records of one set of definitions.
+
+    A reader takes bytes and a start position and returns the value exactly as
+    `fastavro.schemaless_reader` gives it with the same schema as writer and reader
+    (records as dicts in field order, enums as symbols, timestamps as int micros), and
+    the position after it. Like fastavro's writer, its reader walks the schema's dicts
+    at every value: an account revision took it ~45 µs to read.
+
+    A generated reader refuses (raises) anything it does not fully understand: a byte
+    past the end, a union branch or boolean byte out of range, an enum index out of
+    range, a negative length, bytes that are not UTF-8. The caller then reads the same
+    bytes with fastavro, which decodes them or raises its own error, so corrupt input is
+    judged in one place. The caller also checks the returned position against the end.
+    """
+
+    def __init__(self, definitions: Mapping[str, Mapping[str, Any]]) -> None:
+        self._defs = definitions
+        self._env: dict[str, Any] = {
+            "_tail": _varint_tail,
+            "_refuse": _refuse,
+            "_double": struct.Struct("<d").unpack_from,
+            "_float": struct.Struct("<f").unpack_from,
+        }
+        self._functions: dict[str, str] = {}
+        self._source: list[str] = []
+        self._temps = 0
+
+    def compile(self, name: str) -> Reader:
+        """The reader of the named record `name`: (bytes, start) -> (value, end)."""
+        function = self._record(name)
+        exec(compile("\n".join(self._source), f"<avro_fast reader {name}>", "exec"), self._env)
+        self._source.clear()
+        reader: Reader = self._env[function]
+        return reader
+
+    def _temp(self) -> str:
+        self._temps += 1
+        return f"t{self._temps}"
+
+    def _constant(self, value: Any) -> str:
+        name = f"c{len(self._env)}"
+        self._env[name] = value
+        return name
+
+    def _record(self, name: str) -> str:
+        if name in self._functions:
+            return self._functions[name]
+        function = f"rd{len(self._functions)}_{name.rpartition('.')[2]}"
+        self._functions[name] = function
+        node = self._defs[name]
+        namespace = name.rpartition(".")[0] or None
+        lines: list[str] = []
+        items: list[str] = []
+        for field in node["fields"]:
+            target = self._temp()
+            lines += self._read(field["type"], namespace, target)
+            items.append(f"{field['name']!r}: {target}")
+        body = "\n".join(f"    {line}" for line in lines)
+        self._source.append(
+            f"def {function}(d, p):\n{body}\n    return {{{', '.join(items)}}}, p\n"
+        )
+        return function
+
+    @staticmethod
+    def _varint(target: str) -> list[str]:
+        """Statements reading one zigzag varint into `target`."""
+        return [
+            f"{target} = d[p]",
+            "p += 1",
+            f"if {target} > 127:",
+            f"    {target}, p = _tail(d, p, {target})",
+            f"{target} = ({target} >> 1) ^ -({target} & 1)",
+        ]
+
+    def _read(self, node: Any, namespace: str | None, target: str) -> list[str]:
+        """Statements that read one value of `node` at `p` into `target`, moving `p`."""
+        if isinstance(node, list):
+            return self._union(node, namespace, target)
+        if isinstance(node, str) and node not in schemas.PRIMITIVES:
+            return self._named(schemas.full_name(node, namespace), target)
+        if isinstance(node, Mapping) and node.get("type") in schemas.NAMED_KINDS:
+            full = schemas.full_name(node["name"], node.get("namespace", namespace))
+            return self._named(full, target)
+        kind = node if isinstance(node, str) else node["type"]
+        if isinstance(kind, list | Mapping):
+            return self._read(kind, namespace, target)
+        if kind in ("string", "bytes"):
+            end = self._temp()
+            take = f"d[p:{end}].decode()" if kind == "string" else f"bytes(d[p:{end}])"
+            return [
+                *self._varint(end),
+                f"if {end} < 0:",
+                "    _refuse()",
+                f"{end} += p",
+                f"{target} = {take}",
+                f"p = {end}",
+            ]
+        if kind in ("int", "long"):  # timestamp-micros included: a long of micros
+            return self._varint(target)
+        if kind == "boolean":
+            return [
+                f"{target} = d[p]",
+                "p += 1",
+                f"if {target} > 1:",
+                "    _refuse()",
+                f"{target} = {target} == 1",
+            ]
+        if kind in ("double", "float"):
+            size = 8 if kind == "double" else 4
+            return [f"{target} = _{kind}(d, p)[0]", f"p += {size}"]
+        if kind == "null":
+            return [f"{target} = None"]
+        if kind == "array":
+            count, item = self._temp(), self._temp()
+            inner = self._read(node["items"], namespace, item)
+            return [
+                f"{target} = []",
+                *self._varint(count),
+                f"while {count}:",
+                f"    if {count} < 0:",  # a block with its byte size: skip the size
+                f"        {count} = -{count}",
+                *(f"        {line}" for line in self._varint(item)),
+                f"    for _ in range({count}):",
+                *(f"        {line}" for line in inner),
+                f"        {target}.append({item})",
+                *(f"    {line}" for line in self._varint(count)),
+            ]
+        raise schemas.SchemaFileError(f"codec does not support Avro type {kind!r}")
+
+    def _union(self, node: list[Any], namespace: str | None, target: str) -> list[str]:
+        others = [b for b in node if b != "null"]
+        if len(others) != 1:
+            raise schemas.SchemaFileError("codec supports unions of null and one type only")
+        branch = self._temp()
+        lines = [f"{branch} = d[p]", "p += 1"]
+        other = _varint(node.index(others[0]))[0]
+        inner = self._read(others[0], namespace, target)
+        if "null" in node:
+            null = _varint(node.index("null"))[0]
+            lines += [
+                f"if {branch} == {null}:",
+                f"    {target} = None",
+                f"elif {branch} == {other}:",
+            ]
+        else:
+            lines += [f"if {branch} == {other}:"]
+        return [*lines, *(f"    {line}" for line in inner), "else:", "    _refuse()"]
+
+    def _named(self, full: str, target: str) -> list[str]:
+        definition = self._defs[full]
+        if definition["type"] == "enum":
+            symbols = self._constant(dict(enumerate(definition["symbols"])))
+            return [*self._varint(target), f"{target} = {symbols}[{target}]"]
+        if definition["type"] in ("record", "error"):
+            return [f"{target}, p = {self._record(full)}(d, p)"]
+        return self._read(definition, full.rpartition(".")[0] or None, target)

@@ -40,7 +40,6 @@ from typing import TYPE_CHECKING, Any, Final, Protocol, cast
 
 import fastavro
 import orjson
-from fastavro import schemaless_reader
 from fastavro.read import SchemaResolutionError
 from fastavro.schema import fingerprint as _fastavro_fingerprint
 from fastavro.schema import to_parsing_canonical_form
@@ -51,7 +50,9 @@ from reducers.limits import Limits
 from reducers.records import OutputRecord, dead_letter
 from streams.avro_fast import (
     FastConverters,
+    FastReaders,
     FastWriters,
+    Reader,
     Writer,
     with_fallback,
     writer_with_fallback,
@@ -551,6 +552,7 @@ class RecordSchema:
     to_fast: Converter | None
     smallest_array_item: int
     write: Writer  # Avro value (as `to_avro` gives it) -> schemaless binary
+    read: Reader  # schemaless binary of this very schema -> Avro value (may refuse)
 
 
 @dataclass(frozen=True, slots=True)
@@ -573,6 +575,7 @@ def _catalog() -> _Catalog:
     converters = _Converters(definitions)
     fast = FastConverters(definitions, timestamp_micros, _to_bytes)
     writers = FastWriters(definitions)
+    readers = FastReaders(definitions)
     by_name: dict[str, RecordSchema] = {}
     events: dict[str, RecordSchema] = {}
     outputs: dict[str, RecordSchema] = {}
@@ -593,6 +596,7 @@ def _catalog() -> _Catalog:
             to_fast=converters.from_avro(name, None, canonical=False),
             smallest_array_item=_smallest_array_item(strip_logical_types(schema)),
             write=writer_with_fallback(writers.compile(name), partial(_fastavro_write, parsed)),
+            read=readers.compile(name),
         )
         by_name[name] = record
         (events if is_event else outputs)[kind] = record
@@ -709,7 +713,9 @@ class _Plan:
     record: RecordSchema
     writer: Any
     reader: Any  # None when the writer is the current schema (no resolution)
-    walk_above: int  # walk for string/list limits only above this many body bytes
+    walk_above: int
+    # The generated reader when there is no resolution; on a refusal, fastavro reads.
+    fast_read: Reader | None  # walk for string/list limits only above this many body bytes
 
 
 class Codec:
@@ -837,14 +843,14 @@ class Codec:
         size = len(data)
         if plan is None or size > self._max_event_bytes:
             return self._decode_event_checked(data)
-        buffer = BytesIO(data)
-        buffer.seek(SOE_HEADER_BYTES)
+        read = plan.fast_read
+        assert read is not None  # a fast plan has no schema resolution
         try:
-            value: Json = schemaless_reader(buffer, plan.writer, plan.reader)  # type: ignore[assignment]
+            value, end = read(data, SOE_HEADER_BYTES)
         except Exception:  # let the checked path classify the failure
             return self._decode_event_checked(data)
         if (
-            buffer.tell() != size
+            end != size
             or size - SOE_HEADER_BYTES > plan.walk_above
             or value["type"] != plan.record.kind
             or not MIN_MICROS <= value["occurred_at"] <= MAX_MICROS
@@ -945,6 +951,15 @@ class Codec:
             raise CodecError(
                 TOO_LARGE, f"message is {size} bytes, limit {self.limits.max_event_bytes}"
             )
+        if plan.fast_read is not None:
+            try:
+                value, end = plan.fast_read(data, start)
+            except Exception:  # not swallowed: fastavro reads the bytes below, or says why not
+                end = -1
+            if end == size:
+                if is_event and size - start > plan.walk_above:
+                    self._check_limits(value, plan.record, None)
+                return plan, value
         buffer = BytesIO(data)
         buffer.seek(start)
         try:
@@ -992,7 +1007,7 @@ class Codec:
         # A string over the limit needs more body bytes than the limit; a list over the
         # limit needs at least (items x smallest item) bytes. Below both, skip the walk.
         walk_above = min(limit.max_string_bytes, limit.max_list_items * smallest_item)
-        return _Plan(record, writer, reader, walk_above)
+        return _Plan(record, writer, reader, walk_above, record.read if reader is None else None)
 
     def _plan_for_fingerprint(self, data: bytes) -> _Plan:
         if len(data) < SOE_HEADER_BYTES:

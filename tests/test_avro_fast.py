@@ -20,7 +20,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import schemas
-from streams.avro_fast import FastConverters, FastWriters, _varint
+from reducers.records import OutputRecord
+from streams.avro_fast import FastConverters, FastReaders, FastWriters, _varint
 from streams.codec import Codec, _catalog, _Converters, _to_bytes, timestamp_micros
 from streams.exceptions import CodecError
 from streams.runfold import MemoryEventStore, Origin, RunFolder
@@ -173,3 +174,92 @@ def test_the_codec_writes_with_the_generated_writer_and_falls_back_to_fastavro()
     broken = {**avro_value, "status": "not a symbol"}  # only an unchecked value fails here
     with pytest.raises(ValueError, match="not a symbol"):
         record.write(broken)  # fastavro's own error, not the generated writer's KeyError
+
+
+# -- the generated readers ----------------------------------------------------------------
+
+READERS = FastReaders(DEFINITIONS)
+ENCODED = [
+    (name, WRITERS.compile(name)(GENERIC.to_avro(name, None)(value))) for name, value in VALUES
+]
+
+
+def fastavro_read(name: str, data: bytes) -> tuple[Any, int]:
+    buffer = io.BytesIO(data)
+    value = fastavro.schemaless_reader(buffer, _catalog().by_name[name].parsed, None)
+    return value, buffer.tell()
+
+
+def test_readers_give_fastavros_values_on_a_fleet() -> None:
+    for name, data in ENCODED:
+        value, end = READERS.compile(name)(data, 0)
+        assert end == len(data), name
+        assert (value, end) == fastavro_read(name, data), name
+        assert list(value) == list(fastavro_read(name, data)[0])  # field order too
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.sampled_from(ALL_RECORDS).flatmap(lambda n: st.tuples(st.just(n), record_strategy(n))))
+def test_readers_give_fastavros_values_on_generated_records(
+    case: tuple[str, dict[str, Any]],
+) -> None:
+    name, value = case
+    data = fastavro_bytes(name, GENERIC.to_avro(name, None)(value))
+    assert READERS.compile(name)(b"xx" + data, 2) == (fastavro_read(name, data)[0], len(data) + 2)
+
+
+def test_readers_take_blocks_with_byte_sizes() -> None:
+    """Avro lets a writer give an array block a negative count followed by its byte size."""
+    name = "io.outcomes.v1.InjectionRecorded"
+    value = next(v for n, v in VALUES if n == name)
+    avro_value = GENERIC.to_avro(name, None)(value)
+    plain = fastavro_bytes(name, avro_value)
+    ids = avro_value["candidate_ids"]
+    assert ids, "the sample needs candidate ids"
+    block = b"".join(_varint(len(i.encode())) + i.encode() for i in ids)
+    plain_block = _varint(len(ids)) + block + b"\x00"
+    sized_block = _varint(-len(ids)) + _varint(len(block)) + block + b"\x00"
+    assert plain.count(plain_block) == 1
+    sized = plain.replace(plain_block, sized_block)
+    assert READERS.compile(name)(sized, 0) == (fastavro_read(name, sized)[0], len(sized))
+
+
+@settings(max_examples=500, deadline=None)
+@given(
+    st.sampled_from(ENCODED),
+    st.sampled_from(["truncate", "flip", "insert"]),
+    st.integers(min_value=0),
+    st.integers(min_value=0, max_value=255),
+)
+def test_readers_accept_no_corrupt_bytes_that_fastavro_reads_otherwise(
+    case: tuple[str, bytes], how: str, at: int, byte: int
+) -> None:
+    """Whatever a generated reader returns for damaged bytes, ending at their end,
+    fastavro returns too. All else (a refusal, or an end elsewhere) the codec hands to
+    fastavro, which reads or rejects the bytes."""
+    name, data = case
+    at %= len(data)
+    if how == "truncate":
+        damaged = data[:at]
+    elif how == "flip":
+        damaged = data[:at] + bytes([byte]) + data[at + 1 :]
+    else:
+        damaged = data[:at] + bytes([byte]) + data[at:]
+    try:
+        value, end = READERS.compile(name)(damaged, 0)
+    except Exception:  # refused: the codec reads these bytes with fastavro instead
+        return
+    if end != len(damaged):  # past the end or short of it: the codec refuses it too
+        return
+    assert (value, end) == fastavro_read(name, damaged)
+
+
+def test_the_codec_reads_with_the_generated_reader_and_rejects_through_fastavro() -> None:
+    codec = Codec()
+    name, body = next((n, v) for n, v in VALUES if n.endswith("AccountRevision"))
+    record = _catalog().by_name[name]
+    framed = codec.encode_output(OutputRecord("account_revision", body["run_id"], "x", body))
+    assert record.to_canonical is not None
+    assert codec.decode(framed).value == record.to_canonical(fastavro_read(name, framed[10:])[0])
+    with pytest.raises(CodecError, match="does not decode"):
+        codec.decode(framed[:-3])
