@@ -12,11 +12,8 @@ from typing import ParamSpec, TypeVar
 import click
 
 from reducers.errors import OutcomesError
+from sinks import defaults
 from streams.settings import Settings
-
-# The sink's flush interval (sinks.consumer.SinkConfig.batch_seconds; here without
-# importing the Kafka client at start-up). 0.5 s: see docs/decisions.md, "The sink".
-DEFAULT_BATCH_SECONDS = 0.5
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -180,13 +177,13 @@ def purge(
 )
 @click.option(
     "--batch-rows",
-    default=5000,
+    default=defaults.BATCH_RECORDS,
     show_default=True,
     help="Flush once this many records are buffered (all partitions).",
 )
 @click.option(
     "--batch-seconds",
-    default=DEFAULT_BATCH_SECONDS,
+    default=defaults.BATCH_SECONDS,
     show_default=True,
     help="Flush once the oldest buffered record is this old.",
 )

@@ -24,7 +24,7 @@ from confluent_kafka import Consumer, KafkaError, KafkaException, Message, Topic
 
 from reducers.catalog import OUTPUT_KINDS, OUTPUT_TOPICS
 from reducers.records import OutputRecord, dead_letter
-from sinks.cli import DEFAULT_BATCH_SECONDS
+from sinks import defaults
 from sinks.exceptions import MalformedRecord, SinkError, UnknownRecordKind
 from sinks.rows import Row, rows_for, sink_dead_letter_rows
 from sinks.writer import ClickHouseWriter, WriteReport
@@ -61,8 +61,8 @@ class SinkConfig:
     """How the sink consumes and batches."""
 
     group_id: str = "outcomes-sink"
-    batch_records: int = 5000
-    batch_seconds: float = DEFAULT_BATCH_SECONDS
+    batch_records: int = defaults.BATCH_RECORDS
+    batch_seconds: float = defaults.BATCH_SECONDS
     until_idle: float | None = None
     poll_seconds: float = 0.2
     topics: tuple[str, ...] = tuple(OUTPUT_TOPICS.values())

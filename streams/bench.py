@@ -39,7 +39,7 @@ import click
 
 from reducers.catalog import INPUT_TOPICS, OUTPUT_TOPICS, RUN_LOG_TOPIC, run_log_topic
 from reducers.errors import OutcomesError
-from sinks.cli import DEFAULT_BATCH_SECONDS
+from sinks import defaults as sink_defaults
 from sinks.rows import Row
 from sinks.writer import ClickHouseWriter, WriteReport
 from streams.demo import (
@@ -494,7 +494,7 @@ def run_bench(
     bootstrap: str | None = None,
     clickhouse: str | None = None,
     workers: int = 4,
-    sink_batch_seconds: float = DEFAULT_BATCH_SECONDS,
+    sink_batch_seconds: float = sink_defaults.BATCH_SECONDS,
     echo: Callable[[str], None] = print,
 ) -> dict[str, Any]:
     """Run every phase and return the results document (see docs/benchmarks.md)."""
@@ -693,7 +693,7 @@ def print_report(results: Mapping[str, Any], echo: Callable[[str], None] = print
 @click.option(
     "--sink-batch-seconds",
     type=float,
-    default=DEFAULT_BATCH_SECONDS,
+    default=sink_defaults.BATCH_SECONDS,
     show_default=True,
     help="The sink's --batch-seconds (bounds latency from below).",
 )
