@@ -6,7 +6,8 @@ machine the wall figure also counts time spent waiting for a core.
 Measures, in one process on one core:
   1. events/s of `json.loads` alone over a generated JSONL mix (the floor of any replay);
   2. events/s of the replay path (validate, fold, assemble, serialise outputs);
-  3. per-event cost of one run growing from 10 to 100,000 events;
+  3. per-event cost as a run grows from 10 to 100,000 events (the mean over many runs
+     for the small sizes);
   4. peak RSS for 1M events in 10,000 runs (in a child process, so it is measured alone).
 """
 
@@ -62,20 +63,30 @@ def time_replay(path: Path) -> tuple[float, float, ReplayStats, int]:
     return time.perf_counter() - start, time.process_time() - cpu, stats, sink.tell()
 
 
-def per_event_cost(size: int) -> tuple[float, float, int]:
-    """(wall and CPU microseconds per event, events) for one run of about `size` events
-    (pre-parsed)."""
+def per_event_cost(size: int, budget: int = 100_000) -> tuple[float, float, int, int]:
+    """(wall and CPU microseconds per event, events, runs) of folding runs of about
+    `size` events, one run after another (pre-parsed).
+
+    As many runs as make about `budget` events: one run of 10 events takes ~0.1 ms, too
+    short to time alone (the first one also pays for cold caches), so small sizes are
+    the mean over many runs of that size.
+    """
     from reducers.validate import parse_event
 
     padding = max(0, (size - 9) // 2)
-    events = [parse_event(e) for e in generate_run("grow", "late_receipt", padding=padding)]
+    runs = max(1, budget // size)
+    events = [
+        parse_event(e)
+        for index in range(runs)
+        for e in generate_run(f"grow-{index}", "late_receipt", padding=padding)
+    ]
     engine = Engine()
     start, cpu = time.perf_counter(), time.process_time()
     for event in events:
         for record in engine.apply(event):
             record.to_json_line()
     wall, cpu = time.perf_counter() - start, time.process_time() - cpu
-    return wall / len(events) * 1e6, cpu / len(events) * 1e6, len(events)
+    return wall / len(events) * 1e6, cpu / len(events) * 1e6, len(events), runs
 
 
 def peak_rss_child(runs: int, events_per_run: int) -> None:
@@ -127,10 +138,13 @@ def main() -> None:
             f"{replay_s / json_s:.2f}x the json.loads cost, {replay_cpu / json_cpu:.2f}x in CPU)"
         )
         print(f"    {stats.summary()}; {out_bytes / 2**20:.1f} MiB written")
-    print("per-event cost as one run grows (wall / CPU):")
+    print("per-event cost as runs grow (wall / CPU; runs of one size folded one after another):")
     for size in (10, 100, 1_000, 10_000, 100_000):
-        micros, cpu_micros, events = per_event_cost(size)
-        print(f"  {events:>7,} events: {micros:6.2f} / {cpu_micros:6.2f} us/event")
+        micros, cpu_micros, events, runs = per_event_cost(size)
+        print(
+            f"  runs of {events // runs:>7,} events ({runs:>6,} runs): "
+            f"{micros:6.2f} / {cpu_micros:6.2f} us/event"
+        )
     if not args.skip_memory:
         result = subprocess.run(
             [sys.executable, "-m", "bench.bench_replay", "--memory-child", "10000", "100"],
