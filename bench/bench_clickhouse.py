@@ -71,10 +71,10 @@ def bench(dsn_base: str, rows: list[Row], batch: int, attempt: int) -> tuple[flo
 def bench_plain(dsn_base: str, rows: list[Row], batch: int, attempt: int) -> tuple[float, float]:
     """The same for the plain insert alone: no purge check, no read-back, no token."""
     conn = ClickHouseWriter(f"{dsn_base}?database=plain_{batch}_{attempt}").conn
-    cols = schema.ACCOUNT_REVISIONS.column_names
+    cols, types = schema.ACCOUNT_REVISIONS.column_names, schema.ACCOUNT_REVISIONS.column_types
     start, cpu = time.perf_counter(), time.process_time()
     for i in range(0, len(rows), batch):
-        conn.insert("account_revisions", rows[i : i + batch], cols)
+        conn.insert("account_revisions", rows[i : i + batch], cols, column_types=types)
     elapsed, cpu = time.perf_counter() - start, time.process_time() - cpu
     drop(conn)
     return len(rows) / elapsed, len(rows) / cpu

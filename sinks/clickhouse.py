@@ -118,8 +118,13 @@ class Connection:
         rows: Sequence[Sequence[Any]],
         columns: Sequence[str],
         settings: Mapping[str, Any] | None = None,
+        column_types: Sequence[str] | None = None,
     ) -> None:
-        """Insert rows (one block, so one atomic part per partition on MergeTree)."""
+        """Insert rows (one block, so one atomic part per partition on MergeTree).
+
+        Without `column_types` (ClickHouse type names, one per column) the driver first
+        asks the server with a `DESCRIBE TABLE`: one more statement per insert.
+        """
         try:
             self.client.insert(
                 table,
@@ -127,6 +132,7 @@ class Connection:
                 column_names=list(columns),
                 database=self.target.database,
                 settings=dict(settings or {}),
+                column_type_names=list(column_types) if column_types is not None else None,
             )
         except DriverError as exc:
             raise ClickHouseUnavailable(f"insert into {table} failed: {_one_line(exc)}") from exc

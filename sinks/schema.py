@@ -45,6 +45,10 @@ class Table:
     def column_names(self) -> tuple[str, ...]:
         return tuple(name for name, _ in self.columns)
 
+    @property
+    def column_types(self) -> tuple[str, ...]:
+        return tuple(kind for _, kind in self.columns)
+
     def ddl(self, database: str) -> str:
         cols = ",\n    ".join(f"`{n}` {t}" for n, t in self.columns)
         # Lets the writer's read-back of stored row ids skip granules without them.

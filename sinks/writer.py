@@ -189,6 +189,7 @@ class ClickHouseWriter:
                     fresh,
                     lay.table.column_names,
                     settings={"insert_deduplication_token": _token(table, fresh, lay)},
+                    column_types=lay.table.column_types,
                 )
             report.inserted[table] = len(fresh)
             report.already_present[table] = len(present)
