@@ -85,6 +85,7 @@ class FoldStats:
     rejected: int = 0
     rebuilt_runs: int = 0
     rebuilt_events: int = 0
+    evicted_runs: int = 0  # dropped from the cache to make room
 
 
 class RunFolder:
@@ -96,13 +97,15 @@ class RunFolder:
         decode: Decoder,
         limits: Limits | None = None,
         cache_runs: int = 10_000,
+        stats: FoldStats | None = None,
     ) -> None:
         self.store = store
         self.decode = decode
         self.limits = limits or Limits()
         self.cache_runs = cache_runs
         self.cache: OrderedDict[str, RunState] = OrderedDict()
-        self.stats = FoldStats()
+        # Shared by a worker's folders, so that its counts outlive a revoked partition.
+        self.stats = stats if stats is not None else FoldStats()
 
     def clear_cache(self) -> None:
         """Forget cached runs (their stores may change hands, e.g. on a rebalance)."""
@@ -174,6 +177,7 @@ class RunFolder:
         self.cache[run_id] = state
         if len(self.cache) > self.cache_runs:
             self.cache.popitem(last=False)
+            self.stats.evicted_runs += 1
         return state
 
     def _rebuild(self, run_id: str, upto: int) -> RunState:

@@ -42,7 +42,7 @@ from reducers.events import Event
 from reducers.records import OutputRecord
 from streams.codec import Codec
 from streams.merge import Partition, TimestampMerge
-from streams.runfold import Origin, RunFolder
+from streams.runfold import FoldStats, Origin, RunFolder
 from streams.runtime import consume_ready
 from streams.settings import Settings
 from streams.worker import (
@@ -55,6 +55,10 @@ from streams.worker import (
 )
 
 log = logging.getLogger("outcomes.worker")
+
+# A progress line warns when at least this share of the events folded since the last
+# one had to rebuild their run from the store, and runs were evicted meanwhile.
+REBUILD_WARNING = 0.25
 
 _CHECKPOINT = b"\x1f\x1fchangelog-offset"  # no run's key (`store_key`) starts with \x1f
 _MAX_RECORD = 8 * 1024 * 1024 + 64 * 1024  # largest output (streams/topics.py), framed
@@ -213,6 +217,8 @@ class BatchWorker:
         self.changelog = changelog_topic(options.app_id)
         self.datadir = settings.state_dir / "worker" / options.app_id
         self.counters = Counters()
+        self.fold_stats = FoldStats()  # of every folder this worker has had
+        self._reported = (0, 0, 0)  # (folded, rebuilt, evicted runs) at the last progress line
         self.stores: dict[int, PartitionStore] = {}
         self.folders: dict[int, RunFolder] = {}
         self.offsets: dict[tuple[str, int], int] = {}  # next offset to commit
@@ -321,6 +327,7 @@ class BatchWorker:
                 self.codec.decode_event_fast,
                 self.settings.limits,
                 cache_runs=max(1, self.options.cache_runs // max(1, self.options.partitions)),
+                stats=self.fold_stats,
             )
         self.assigned_once = True
         self.counters.last_input = time.monotonic()
@@ -539,9 +546,10 @@ class BatchWorker:
 
     def _report(self) -> None:
         c = self.counters
+        rebuilt = self.fold_stats.rebuilt_runs
         log.info(
             "progress forwarded=%d folded=%d dead_letters=%d outputs=%d commits=%d "
-            "lag=%d cached_runs=%d merge_buffered=%d",
+            "lag=%d cached_runs=%d rebuilt_runs=%d merge_buffered=%d",
             c.forwarded,
             c.folded,
             c.dead_letters,
@@ -549,8 +557,23 @@ class BatchWorker:
             c.commits,
             sum(c.lag.values()),
             sum(len(f.cache) for f in self.folders.values()),
+            rebuilt,
             self.merge.buffered,
         )
+        stats = self.fold_stats
+        counts = (c.folded, stats.rebuilt_runs, stats.evicted_runs)
+        folded, rebuilds, evictions = (a - b for a, b in zip(counts, self._reported, strict=True))
+        self._reported = counts
+        if evictions and folded and rebuilds >= REBUILD_WARNING * folded:
+            log.warning(
+                "the run cache is thrashing: %d of the last %d events found their run evicted "
+                "and re-folded it from the store. More runs are in flight than --cache-runs "
+                "(%d, split over %d partitions) holds; raise it (docs/stream.md)",
+                rebuilds,
+                folded,
+                self.options.cache_runs,
+                self.options.partitions,
+            )
 
     def stats(self) -> dict[str, Any]:
         """The `/outcomes/stats` page (read from the web thread; plain counters)."""
@@ -563,10 +586,10 @@ class BatchWorker:
             "dead_letters": c.dead_letters,
             "outputs": c.outputs,
             "commits": c.commits,
-            "applied": sum(f.stats.applied for f in folders),
-            "redelivered": sum(f.stats.redelivered for f in folders),
-            "rejected": sum(f.stats.rejected for f in folders),
-            "rebuilt_runs": sum(f.stats.rebuilt_runs for f in folders),
+            "applied": self.fold_stats.applied,
+            "redelivered": self.fold_stats.redelivered,
+            "rejected": self.fold_stats.rejected,
+            "rebuilt_runs": self.fold_stats.rebuilt_runs,
             "restored_records": c.restored,
             "merge_buffered": self.merge.buffered,
             "cached_runs": sum(len(f.cache) for f in folders),

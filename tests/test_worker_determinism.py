@@ -10,6 +10,7 @@ not. The stream must also be exactly the fold of its own run log, output for out
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -39,3 +40,24 @@ def test_final_accounts_equal_replay(
         verdict = harness.verify(events)
         assert verdict.runs == runs
         print(f"determinism ({engine}): {len(events)} events, {verdict}")
+
+
+def test_a_thrashing_run_cache_changes_no_output_and_is_reported(
+    kafka_bootstrap: str, kafka_config: KafkaConfig, tmp_path: Path
+) -> None:
+    """300 runs in flight at once through a cache of 12 (split over the run log's
+    partitions): nearly every event finds its run evicted and re-folds it from the store.
+    The outputs must still be replay's, and the worker must say why it is slow."""
+    with Harness(kafka_config, kafka_bootstrap, tmp_path, "thrash") as harness:
+        events = harness.workload(300, PADDING)
+        harness.produce(events)
+        worker = harness.worker(until_idle=5.0, extra=("--cache-runs", "12"))
+        worker.start()
+        finish([worker], kafka_config, timeout=300)
+
+        verdict = harness.verify(events)
+        assert verdict.runs == 300
+        log = worker.log_path.read_text(errors="replace")
+        rebuilt = [int(m) for m in re.findall(r"rebuilt_runs=(\d+)", log)]
+        assert rebuilt and rebuilt[-1] > len(events) // 2, rebuilt
+        assert "the run cache is thrashing" in log
