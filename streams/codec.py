@@ -951,19 +951,27 @@ class Codec:
             raise CodecError(
                 TOO_LARGE, f"message is {size} bytes, limit {self.limits.max_event_bytes}"
             )
+        value = self._read_body(plan, data, start)
+        if is_event and size - start > plan.walk_above:
+            self._check_limits(value, plan.record, None)
+        return plan, value
+
+    @staticmethod
+    def _read_body(plan: _Plan, data: bytes, start: int) -> Json:
+        """The record after its header: by the generated reader if the plan has one and it
+        takes the bytes, else by fastavro, which decodes them or says why not."""
+        size = len(data)
         if plan.fast_read is not None:
             try:
                 value, end = plan.fast_read(data, start)
-            except Exception:  # not swallowed: fastavro reads the bytes below, or says why not
+            except Exception:  # not swallowed: fastavro reads the same bytes below
                 end = -1
             if end == size:
-                if is_event and size - start > plan.walk_above:
-                    self._check_limits(value, plan.record, None)
-                return plan, value
+                return cast(Json, value)
         buffer = BytesIO(data)
         buffer.seek(start)
         try:
-            value = cast(Json, fastavro.schemaless_reader(buffer, plan.writer, plan.reader))
+            value = fastavro.schemaless_reader(buffer, plan.writer, plan.reader)
         except SchemaResolutionError as exc:
             raise CodecError(
                 SCHEMA_VIOLATION, f"{plan.record.name}: writer schema does not resolve: {exc}"
@@ -978,9 +986,7 @@ class Codec:
                 UNDECODABLE,
                 f"{plan.record.name}: {size - buffer.tell()} trailing byte(s) after the record",
             )
-        if is_event and size - start > plan.walk_above:
-            self._check_limits(value, plan.record, None)
-        return plan, value
+        return cast(Json, value)
 
     def _check_event(self, record: RecordSchema, value: Json) -> None:
         if value["type"] != record.kind:
