@@ -244,6 +244,11 @@ class FastWriters:
         writer: Writer = self._env[f"write_{function}"]
         return writer
 
+    def _length(self, expr: str) -> list[str]:
+        """Append the varint of a length or count (most are below 64: one byte, no call)."""
+        n = self._temp()
+        return [f"{n} = {expr}", f"b += _small[{n}] if {n} < 64 else _varint({n})"]
+
     def _temp(self) -> str:
         self._temps += 1
         return f"t{self._temps}"
@@ -281,11 +286,11 @@ class FastWriters:
             return self._write(kind, namespace, src)
         t = self._temp()
         if kind == "string":
-            return [f"{t} = {src}.encode()", f"b += _varint(len({t}))", f"b += {t}"]
+            return [f"{t} = {src}.encode()", *self._length(f"len({t})"), f"b += {t}"]
         if kind == "bytes":
-            return [f"{t} = {src}", f"b += _varint(len({t}))", f"b += {t}"]
+            return [f"{t} = {src}", *self._length(f"len({t})"), f"b += {t}"]
         if kind in ("int", "long"):  # timestamp-micros included: a long of micros
-            return [f"b += _varint({src})"]
+            return [f"{t} = {src}", f"b += _small[{t}] if -64 <= {t} < 64 else _varint({t})"]
         if kind == "boolean":
             return [f"b += b'\\x01' if {src} else b'\\x00'"]
         if kind == "double":
@@ -300,7 +305,7 @@ class FastWriters:
             return [
                 f"{t} = {src}",
                 f"if {t}:",
-                f"    b += _varint(len({t}))",
+                *(f"    {line}" for line in self._length(f"len({t})")),
                 f"    for {item} in {t}:",
                 *(f"        {line}" for line in inner or ["pass"]),
                 "b += b'\\x00'",
