@@ -15,15 +15,17 @@ and a fresh chDB:
    (the send-time stamp of the latest event folded into it);
 5. peak RSS (VmHWM) of the worker and the sink.
 
-Results go to `bench/results/<date>.json`.
+Results go to `bench/results/<UTC time>[-quick].json`; the work dir keeps the logs.
 """
 
 from __future__ import annotations
 
 import json
 import logging
+import math
 import os
 import platform
+import shutil
 import signal
 import sys
 import tempfile
@@ -181,7 +183,7 @@ def percentile(values: Sequence[float], q: float) -> float:
     if not values:
         return float("nan")
     ordered = sorted(values)
-    index = min(len(ordered) - 1, max(0, round(q * len(ordered) + 0.5) - 1))
+    index = min(len(ordered) - 1, max(0, math.ceil(q * len(ordered)) - 1))
     return ordered[index]
 
 
@@ -620,11 +622,20 @@ def run_bench(
             }
     finally:
         delete_worker_internals(settings, app_id, echo)
+        tidy_work_dir(work)
     results["finished_at"] = datetime.now(UTC).isoformat()
     results["machine"]["loadavg_at_end"] = list(os.getloadavg())
     results["targets"] = targets(results)
     results["work_dir"] = str(work)
     return results
+
+
+def tidy_work_dir(work: Path) -> None:
+    """Remove the data the worker and the sink left in the work dir (RocksDB stores and
+    chDB files: gigabytes after a full run); their logs and the ack log stay."""
+    for path in work.iterdir():
+        if path.is_dir():
+            shutil.rmtree(path)
 
 
 def targets(results: Mapping[str, Any]) -> dict[str, Any]:
@@ -701,7 +712,7 @@ def print_report(results: Mapping[str, Any], echo: Callable[[str], None] = print
     "--out",
     type=click.Path(dir_okay=False, path_type=Path),
     default=None,
-    help="Results file [default: bench/results/<UTC date>.json].",
+    help="Results file [default: bench/results/<UTC time>.json].",
 )
 def bench(
     quick: bool,
@@ -729,7 +740,7 @@ def bench(
     except OutcomesError as exc:
         raise click.ClickException(f"{type(exc).__name__}: {exc}") from None
     if out is None:
-        stamp = datetime.now(UTC).strftime("%Y-%m-%d")
+        stamp = datetime.now(UTC).strftime("%Y-%m-%dT%H%M%SZ")  # never overwrites a result
         out = default_results_dir() / f"{stamp}{'-quick' if quick else ''}.json"
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(json.dumps(results, indent=2) + "\n")

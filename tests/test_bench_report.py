@@ -1,0 +1,45 @@
+"""Pieces of `outcomes bench` that need no broker: its percentile, its verdicts on the
+targets, and what it leaves behind in its work dir."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from streams.bench import percentile, targets, tidy_work_dir
+
+
+def test_the_work_dir_keeps_logs_and_loses_data(tmp_path: Path) -> None:
+    for name in ("worker.log", "sink.log", "acks.jsonl"):
+        (tmp_path / name).write_text("x\n")
+    (tmp_path / "chdb" / "store").mkdir(parents=True)
+    (tmp_path / "chdb" / "store" / "part.bin").write_bytes(b"\0" * 1024)
+    (tmp_path / "worker" / "rocks").mkdir(parents=True)
+    tidy_work_dir(tmp_path)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["acks.jsonl", "sink.log", "worker.log"]
+
+
+def test_percentile_is_by_nearest_rank() -> None:
+    values = [float(v) for v in range(100, 0, -1)]
+    assert percentile(values, 0.5) == 50.0
+    assert percentile(values, 0.99) == 99.0  # rank 99 of 100, not the maximum
+    assert percentile(values, 0.999) == 100.0
+    assert percentile([3.0], 0.99) == 3.0
+
+
+def results(e2e: float, ceiling: float, p99: float, costs: list[float]) -> dict[str, Any]:
+    sizes = {str(i): {"wall_us_per_event": cost, "complete": True} for i, cost in enumerate(costs)}
+    return {
+        "throughput": {"events_per_s": e2e},
+        "raw_ceiling": {"events_per_s": ceiling},
+        "latency": {"latency_s": {"p99": p99}},
+        "per_event_cost": sizes,
+    }
+
+
+def test_targets_are_judged_on_the_measured_values() -> None:
+    missed = targets(results(10_600, 241_121, 1.184, [115.2, 99.3, 30.4]))
+    assert [v["met"] for v in missed.values()] == [False, False, False, False]
+    assert missed["e2e>=half_raw_ceiling"]["value"] == 0.044
+    met = targets(results(25_000, 40_000, 0.9, [30.0, 31.0, 40.0]))
+    assert [v["met"] for v in met.values()] == [True, True, True, True]
