@@ -9,4 +9,4 @@ from __future__ import annotations
 BATCH_RECORDS = 5000
 # The flush interval, which bounds event-to-ClickHouse latency from below: see
 # docs/decisions.md, "The sink".
-BATCH_SECONDS = 0.5
+BATCH_SECONDS = 0.3
