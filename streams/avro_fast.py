@@ -168,9 +168,7 @@ class _Generator:
         namespace = full.rpartition(".")[0] or None
         if definition["type"] in ("record", "error"):
             return _Node("record", definition, namespace, full)
-        if definition["type"] == "enum":
-            return _Node("enum", definition, namespace, full)
-        return self._resolve(definition, namespace)
+        return _Node(definition["type"], definition, namespace, full)  # enum, fixed
 
     @staticmethod
     def _branches(union: list[Any]) -> tuple[Any, int | None, int]:

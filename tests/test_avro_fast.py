@@ -263,3 +263,24 @@ def test_the_codec_reads_with_the_generated_reader_and_rejects_through_fastavro(
     assert codec.decode(framed).value == record.to_canonical(fastavro_read(name, framed[10:])[0])
     with pytest.raises(CodecError, match="does not decode"):
         codec.decode(framed[:-3])
+
+
+def converters(definitions: Any) -> FastConverters:
+    return FastConverters(definitions, timestamp_micros, _to_bytes)
+
+
+@pytest.mark.parametrize("generator", [converters, FastWriters, FastReaders])
+def test_an_unsupported_avro_type_is_a_clear_error(generator: Any) -> None:
+    definitions = {
+        "t.Hash": {"type": "fixed", "name": "Hash", "namespace": "t", "size": 16},
+        "t.R": {
+            "type": "record",
+            "name": "R",
+            "namespace": "t",
+            "fields": [
+                {"name": "h", "type": "Hash"},
+            ],
+        },
+    }
+    with pytest.raises(schemas.SchemaFileError, match="does not support Avro type 'fixed'"):
+        generator(definitions).compile("t.R")
