@@ -713,9 +713,9 @@ class _Plan:
     record: RecordSchema
     writer: Any
     reader: Any  # None when the writer is the current schema (no resolution)
-    walk_above: int
+    walk_above: int  # walk for string/list limits only above this many body bytes
     # The generated reader when there is no resolution; on a refusal, fastavro reads.
-    fast_read: Reader | None  # walk for string/list limits only above this many body bytes
+    fast_read: Reader | None
 
 
 class Codec:
