@@ -766,7 +766,7 @@ class Codec:
         """Canonical JSON event -> framed Avro bytes (schema picked by `type`)."""
         record = self._event_schema(event)
         value = self._to_avro(record, event)
-        body = self._write(record, value)
+        body = record.write(value)
         header = self._header(record, EVENT_TOPICS[record.kind])
         if len(header) + len(body) > self.limits.max_event_bytes:
             raise CodecError(
@@ -785,7 +785,7 @@ class Codec:
         if schema is None:
             raise CodecError(SCHEMA_VIOLATION, f"unknown output kind {record.kind!r}")
         value = self._to_avro(schema, record.body)
-        return self._header(schema, record.topic) + self._write(schema, value)
+        return self._header(schema, record.topic) + schema.write(value)
 
     def _event_schema(self, event: Any) -> RecordSchema:
         if not isinstance(event, Mapping):
@@ -815,10 +815,6 @@ class Codec:
                 run_id=_str_or_none(value.get("run_id")),
                 event_id=_str_or_none(value.get("event_id")),
             ) from None
-
-    @staticmethod
-    def _write(record: RecordSchema, value: Json) -> bytes:
-        return record.write(value)
 
     def _header(self, record: RecordSchema, topic: str) -> bytes:
         if self.registry is None:
