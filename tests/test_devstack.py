@@ -26,6 +26,7 @@ from streams.devstack import (
     RunningNode,
     Stack,
     cluster_brokers,
+    cluster_health,
     dev,
     down,
     fetch_kafka,
@@ -223,6 +224,9 @@ def test_up_is_idempotent_down_is_exact_and_data_persists(private_state: Setting
 
     second = up(private_state, layout, echo=lambda _m: None)
     assert second.started and not second.downloaded
+    # `up` returned only once every partition, the persisted one included, can be read.
+    brokers, unreadable = cluster_health(layout.bootstrap) or (0, -1)
+    assert (brokers, unreadable) == (1, 0)
     admin = AdminClient({"bootstrap.servers": layout.bootstrap})
     assert topic in admin.list_topics(timeout=10).topics
 
