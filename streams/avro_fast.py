@@ -31,10 +31,11 @@ import math
 import struct
 from collections.abc import Callable, Mapping
 from functools import lru_cache
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, TypeVar
 
 import schemas
 
+T = TypeVar("T")
 Converter = Callable[[Any], Any]
 Writer = Callable[[Any], bytes]
 Reader = Callable[[bytes, int], tuple[Any, int]]
@@ -275,16 +276,17 @@ class FastConverters(_Generator):
         raise self._unsupported(kind)
 
 
-def with_fallback(fast: Converter, generic: Converter) -> Converter:
-    """`fast`, and `generic` for whatever `fast` does not take (see the module doc)."""
+def with_fallback(fast: Callable[[Any], T], generic: Callable[[Any], T]) -> Callable[[Any], T]:
+    """`fast`, and `generic` for whatever `fast` does not take: a converter's refusal,
+    or a writer's failure (see the module doc)."""
 
-    def convert(value: Any) -> Any:
+    def call(value: Any) -> T:
         try:
             return fast(value)
-        except Exception:  # not swallowed: `generic` converts the value or explains it
+        except Exception:  # not swallowed: `generic` does the work, or raises its own error
             return generic(value)
 
-    return convert
+    return call
 
 
 # -- Avro values -> binary ---------------------------------------------------------------
@@ -379,18 +381,6 @@ class FastWriters(_Generator):
                 "b += b'\\x00'",
             ]
         raise self._unsupported(kind)
-
-
-def writer_with_fallback(fast: Writer, generic: Writer) -> Writer:
-    """`fast`, and `generic` (fastavro) for a value `fast` fails on (see the module doc)."""
-
-    def write(value: Any) -> bytes:
-        try:
-            return fast(value)
-        except Exception:  # not swallowed: `generic` writes the value or raises
-            return generic(value)
-
-    return write
 
 
 # -- binary -> Avro values ---------------------------------------------------------------

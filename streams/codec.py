@@ -55,7 +55,6 @@ from streams.avro_fast import (
     Reader,
     Writer,
     with_fallback,
-    writer_with_fallback,
 )
 from streams.exceptions import (
     SCHEMA_VIOLATION,
@@ -595,7 +594,7 @@ def _catalog() -> _Catalog:
             to_canonical=converters.from_avro(name, None, canonical=True),
             to_fast=converters.from_avro(name, None, canonical=False),
             smallest_array_item=_smallest_array_item(strip_logical_types(schema)),
-            write=writer_with_fallback(writers.compile(name), partial(_fastavro_write, parsed)),
+            write=with_fallback(writers.compile(name), partial(_fastavro_write, parsed)),
             read=readers.compile(name),
         )
         by_name[name] = record
