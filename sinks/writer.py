@@ -84,16 +84,18 @@ class WriteReport:
 
 @dataclass(frozen=True)
 class _Layout:
-    """Where a table keeps its run_id and row_id columns."""
+    """Where a table keeps its run_id and row_id columns, and what an insert names."""
 
     table: schema.Table
     run_idx: int
     row_idx: int
+    columns: tuple[str, ...]
+    types: tuple[str, ...]
 
 
 def _layout(table: schema.Table) -> _Layout:
     names = table.column_names
-    return _Layout(table, names.index("run_id"), names.index("row_id"))
+    return _Layout(table, names.index("run_id"), names.index("row_id"), names, table.column_types)
 
 
 _LAYOUTS = {t.name: _layout(t) for t in schema.DATA_TABLES}
@@ -187,9 +189,9 @@ class ClickHouseWriter:
                 self.conn.insert(
                     table,
                     fresh,
-                    lay.table.column_names,
+                    lay.columns,
                     settings={"insert_deduplication_token": _token(table, fresh, lay)},
-                    column_types=lay.table.column_types,
+                    column_types=lay.types,
                 )
             report.inserted[table] = len(fresh)
             report.already_present[table] = len(present)
