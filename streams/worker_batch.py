@@ -545,8 +545,7 @@ class BatchWorker:
         return self.assigned_once or waited > idle + 3 * self.options.session_timeout
 
     def _report(self) -> None:
-        c = self.counters
-        rebuilt = self.fold_stats.rebuilt_runs
+        c, stats = self.counters, self.fold_stats
         log.info(
             "progress forwarded=%d folded=%d dead_letters=%d outputs=%d commits=%d "
             "lag=%d cached_runs=%d rebuilt_runs=%d merge_buffered=%d",
@@ -557,10 +556,9 @@ class BatchWorker:
             c.commits,
             sum(c.lag.values()),
             sum(len(f.cache) for f in self.folders.values()),
-            rebuilt,
+            stats.rebuilt_runs,
             self.merge.buffered,
         )
-        stats = self.fold_stats
         counts = (c.folded, stats.rebuilt_runs, stats.evicted_runs)
         folded, rebuilds, evictions = (a - b for a, b in zip(counts, self._reported, strict=True))
         self._reported = counts
