@@ -9,6 +9,9 @@ Measures, in one process on one core:
   3. per-event cost as a run grows from 10 to 100,000 events (the mean over many runs
      for the small sizes);
   4. peak RSS for 1M events in 10,000 runs (in a child process, so it is measured alone).
+With `--stages`, instead: where a replay's time goes (reading, `orjson.loads`, validation,
+the fold and its account assembly, serialising the outputs), for both mixes, with the
+runs interleaved as in 2 and with one run's events after another.
 """
 
 from __future__ import annotations
@@ -21,7 +24,10 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import orjson
 
@@ -32,8 +38,11 @@ from streams.runtime import tune_gc
 from streams.workload import generate_run, generate_runs, interleave
 
 
-def write_mix(path: Path, runs: int, padding: int, seed: int = 7) -> int:
-    events = interleave(list(generate_runs(runs, seed=seed, padding=padding)), seed=seed)
+def write_mix(path: Path, runs: int, padding: int, seed: int = 7, *, mixed: bool = True) -> int:
+    """Write a JSONL mix; `mixed`: runs interleaved as concurrent agents would, else one
+    run's events after another."""
+    generated = list(generate_runs(runs, seed=seed, padding=padding))
+    events = interleave(generated, seed=seed) if mixed else [e for run in generated for e in run]
     with path.open("wb") as handle:
         for event in events:
             handle.write(orjson.dumps(event))
@@ -89,6 +98,84 @@ def per_event_cost(size: int, budget: int = 100_000) -> tuple[float, float, int,
     return wall / len(events) * 1e6, cpu / len(events) * 1e6, len(events), runs
 
 
+@contextmanager
+def timing_assembly() -> Iterator[list[float]]:
+    """Within the block, the fold's calls to `assemble` add their seconds to the list."""
+    from reducers import engine
+    from reducers.state import RunState
+
+    original = engine.assemble
+    spent = [0.0]
+
+    def timed(state: RunState) -> dict[str, Any] | None:
+        start = time.perf_counter()
+        try:
+            return original(state)
+        finally:
+            spent[0] += time.perf_counter() - start
+
+    engine.assemble = timed
+    try:
+        yield spent
+    finally:
+        engine.assemble = original
+
+
+def stage_costs(path: Path) -> dict[str, float]:
+    """Microseconds per event of each stage of a replay of `path`, run one after another
+    over the whole file (each stage's input made by the one before)."""
+    from reducers.engine import fold
+    from reducers.validate import event_parser
+
+    clock = time.perf_counter
+    costs: dict[str, float] = {}
+
+    def stage(name: str, work: Callable[[], Any]) -> Any:
+        start = clock()
+        result = work()
+        costs[name] = clock() - start
+        return result
+
+    lines = stage("read lines", lambda: path.read_bytes().splitlines())
+    values = stage("orjson.loads", lambda: [orjson.loads(line) for line in lines])
+    parse = event_parser(Limits())
+    events = stage("validate", lambda: [parse(value) for value in values])
+    engine = Engine()
+
+    def fold_all() -> list[Any]:
+        outputs: list[Any] = []
+        for event in settling_state(events):  # gc.freeze() as the replay does
+            outputs += fold(engine.state(event.run_id), event)[1]
+        return outputs
+
+    with timing_assembly() as assembly:
+        outputs = stage("fold", fold_all)
+    costs["  of which assembly"] = assembly[0]
+    stage("serialise outputs", lambda: [record.to_json_line() for record in outputs])
+    return {name: seconds / len(events) * 1e6 for name, seconds in costs.items()}
+
+
+def print_stages(mixes: list[tuple[str, int, int]]) -> None:
+    for title, runs, padding in mixes:
+        columns = []
+        for mixed in (True, False):
+            with tempfile.TemporaryDirectory() as tmp:
+                path = Path(tmp) / "mix.jsonl"
+                count = write_mix(path, runs, padding, mixed=mixed)
+                columns.append(stage_costs(path))
+        print(
+            f"{title}: {count:,} events in {runs:,} runs ({count / runs:.1f} per run); "
+            "us/event, runs interleaved / one after another"
+        )
+        for name in columns[0]:
+            print(f"  {name:<20} {columns[0][name]:6.2f} / {columns[1][name]:6.2f}")
+        totals = [sum(v for k, v in c.items() if not k.startswith(" ")) for c in columns]
+        print(
+            f"  {'total':<20} {totals[0]:6.2f} / {totals[1]:6.2f} "
+            f"({1e6 / totals[0]:,.0f} / {1e6 / totals[1]:,.0f} events/s)"
+        )
+
+
 def peak_rss_child(runs: int, events_per_run: int) -> None:
     """Child mode: replay runs x events_per_run events from memory and print peak RSS."""
     from reducers.validate import parse_event
@@ -111,15 +198,19 @@ def main() -> None:
     parser.add_argument("--padding", type=int, default=4, help="extra tool calls per small run")
     parser.add_argument("--memory-child", nargs=2, type=int, metavar=("RUNS", "EVENTS_PER_RUN"))
     parser.add_argument("--skip-memory", action="store_true")
+    parser.add_argument("--stages", action="store_true", help="where the time goes, by stage")
     args = parser.parse_args()
     if args.memory_child:
         peak_rss_child(*args.memory_child)
         return
 
     mixes = [
-        (f"small runs (~{13 + 2 * args.padding} events each)", args.runs, args.padding),
-        ("agent-sized runs (~70 events: 30 tool calls each)", max(1, args.runs // 5), 30),
+        (f"small runs ({args.padding} extra tool calls each)", args.runs, args.padding),
+        ("agent-sized runs (30 extra tool calls each)", max(1, args.runs // 5), 30),
     ]
+    if args.stages:
+        print_stages(mixes)
+        return
     for title, runs, padding in mixes:
         with tempfile.TemporaryDirectory() as tmp:
             path = Path(tmp) / "mix.jsonl"
@@ -127,7 +218,10 @@ def main() -> None:
             size_mib = path.stat().st_size / 2**20
             json_s, json_cpu = time_json_only(path)
             replay_s, replay_cpu, stats, out_bytes = time_replay(path)
-        print(f"{title}: {count:,} events in {runs:,} runs ({size_mib:.1f} MiB JSONL)")
+        print(
+            f"{title}: {count:,} events in {runs:,} runs ({count / runs:.1f} per run, "
+            f"{size_mib:.1f} MiB JSONL)"
+        )
         print(
             f"  json.loads only : {count / json_s:>10,.0f} events/s "
             f"({count / json_cpu:,.0f} events/s of CPU time)"
