@@ -12,7 +12,8 @@ and a fresh chDB:
 3. per-event cost: runs of 10, 1,000 and 100,000 events, wall and CPU time per event;
 4. latency: publish at half the throughput measured in 1 for a while; for every
    revision, ClickHouse INSERT acknowledgement time minus its `observation_cutoff`
-   (the send-time stamp of the latest event folded into it);
+   (the send-time stamp of the latest event folded into it), split at the Kafka
+   timestamp of the revision's record into the worker's part and the sink's part;
 5. peak RSS (VmHWM) of the worker and the sink.
 
 Results go to `bench/results/<UTC time>[-quick].json`; the work dir keeps the logs.
@@ -57,6 +58,8 @@ from streams.demo import (
 )
 from streams.loadgen import LoadResult, LoadSpec, default_prefix, padding_for_size, publish_load
 from streams.settings import Settings
+
+REVISIONS_TOPIC = OUTPUT_TOPICS["account_revision"]
 
 TARGET_EVENTS_PER_S = 20_000
 TARGET_P99_S = 1.0
@@ -258,6 +261,9 @@ class PhaseResult:
     publish_seconds: float
     cpu_us_per_event: dict[str, float] = field(default_factory=dict)
     latency_s: dict[str, float] = field(default_factory=dict)
+    # The latency's two parts, each as latency_s: "worker" from the cutoff until the
+    # revision's record was produced, "sink" from then until its INSERT returned.
+    latency_parts_s: dict[str, dict[str, float]] = field(default_factory=dict)
     offered_rate: float | None = None
     complete: bool = True
     events_folded: int | None = None
@@ -275,6 +281,7 @@ def run_phase(
     """Publish one load, wait until it is in ClickHouse, and measure it."""
     cpu0 = pipe.cpu()
     run_log_start = end_offsets(pipe.settings, [run_log_topic(pipe.app_id)])
+    revisions_start = end_offsets(pipe.settings, [REVISIONS_TOPIC]) if latency else {}
     load = publish_load(pipe.settings, spec)
     inputs_end = end_offsets(pipe.settings, list(INPUT_TOPICS))
     try:
@@ -329,14 +336,10 @@ def run_phase(
         offered_rate=spec.rate,
     )
     if latency:
-        lags = [acked - cutoff / 1e6 for acked, cutoff in acks.values()]
-        result.latency_s = {
-            "p50": round(percentile(lags, 0.50), 3),
-            "p90": round(percentile(lags, 0.90), 3),
-            "p99": round(percentile(lags, 0.99), 3),
-            "max": round(max(lags), 3),
-            "samples": len(lags),
-        }
+        result.latency_s = spread([acked - cutoff / 1e6 for acked, cutoff in acks.values()])
+        revisions_end = end_offsets(pipe.settings, [REVISIONS_TOPIC])
+        produced = revisions_produced(pipe.settings, revisions_start, revisions_end, spec.prefix)
+        result.latency_parts_s = latency_parts(acks, produced)
     if runs_seen != load.runs:
         echo(f"warning: {name}: {runs_seen} of {load.runs} runs have a revision in ClickHouse")
     echo(
@@ -348,7 +351,67 @@ def run_phase(
             else ""
         )
     )
+    for part, figures in result.latency_parts_s.items():
+        echo(
+            f"  of which the {part}: p50 {figures['p50']} s, p90 {figures['p90']} s, "
+            f"p99 {figures['p99']} s ({figures['samples']:,} revisions)"
+        )
     return result, load
+
+
+def spread(values: Sequence[float]) -> dict[str, float]:
+    """p50, p90, p99 and max (seconds, rounded to ms) and the number of samples."""
+    return {
+        "p50": round(percentile(values, 0.50), 3),
+        "p90": round(percentile(values, 0.90), 3),
+        "p99": round(percentile(values, 0.99), 3),
+        "max": round(max(values), 3),
+        "samples": len(values),
+    }
+
+
+def latency_parts(
+    acks: Mapping[tuple[str, int], tuple[float, int]],
+    produced: Mapping[tuple[str, int], float],
+) -> dict[str, dict[str, float]]:
+    """Each revision's latency split where its record was produced: the worker's part
+    (observation cutoff -> produced) and the sink's (produced -> INSERT returned).
+
+    `acks`: (run_id, revision) -> (ack time, cutoff in microseconds), as `AckLog`;
+    `produced`: (run_id, revision) -> Kafka timestamp in seconds. Revisions found in
+    only one of them are left out (none, unless the topic was read short).
+    """
+    both = [(acks[key], at) for key, at in produced.items() if key in acks]
+    if not both:
+        return {}
+    return {
+        "worker": spread([at - cutoff / 1e6 for (_, cutoff), at in both]),
+        "sink": spread([acked - at for (acked, _), at in both]),
+    }
+
+
+def revisions_produced(
+    settings: Settings,
+    start: Mapping[tuple[str, int], int],
+    end: Mapping[tuple[str, int], int],
+    prefix: str,
+) -> dict[tuple[str, int], float]:
+    """(run_id, revision) -> the Kafka timestamp (s) of its first account-revision record,
+    for the runs under `prefix` among the records between `start` and `end`."""
+    from streams.codec import Codec
+    from streams.topics import read_range
+
+    codec = Codec(settings)
+    head = (prefix + "-").encode()
+    produced: dict[tuple[str, int], float] = {}
+    for batch in read_range(settings.kafka_config(), start, end):
+        for message in batch:
+            key, value = message.key() or b"", message.value()
+            if not key.startswith(head) or value is None:
+                continue
+            revision = codec.decode(value).value["revision"]
+            produced.setdefault((key.decode(), revision), message.timestamp()[1] / 1000)
+    return produced
 
 
 def raw_ceiling(
@@ -672,6 +735,10 @@ def print_report(results: Mapping[str, Any], echo: Callable[[str], None] = print
     echo(
         f"latency at {lat['offered_rate']:,.0f} events/s: p50 {lat['latency_s']['p50']} s, "
         f"p99 {lat['latency_s']['p99']} s"
+        + "".join(
+            f"; {part} p50 {figures['p50']} s, p99 {figures['p99']} s"
+            for part, figures in lat.get("latency_parts_s", {}).items()
+        )
     )
     for size, phase in results["per_event_cost"].items():
         done = "" if phase["complete"] else f" (NOT finished: {phase['events_folded']:,} folded)"

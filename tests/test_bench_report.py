@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from streams.bench import percentile, targets, tidy_work_dir
+from streams.bench import latency_parts, percentile, targets, tidy_work_dir
 
 
 def test_the_work_dir_keeps_logs_and_loses_data(tmp_path: Path) -> None:
@@ -43,3 +43,18 @@ def test_targets_are_judged_on_the_measured_values() -> None:
     assert missed["e2e>=half_raw_ceiling"]["value"] == 0.044
     met = targets(results(25_000, 40_000, 0.9, [30.0, 31.0, 40.0]))
     assert [v["met"] for v in met.values()] == [True, True, True, True]
+
+
+def test_latency_is_split_where_the_revision_was_produced() -> None:
+    # (run_id, revision) -> (INSERT returned at, cutoff in microseconds)
+    acks = {
+        ("r1", 1): (10.5, 10_000_000),  # 0.5 s in all: 0.1 worker, 0.4 sink
+        ("r1", 2): (12.0, 11_000_000),  # 1.0 s: 0.75 worker, 0.25 sink
+        ("r2", 1): (20.0, 19_000_000),  # never read from the topic: left out
+    }
+    produced = {("r1", 1): 10.1, ("r1", 2): 11.75, ("r3", 1): 5.0}
+    parts = latency_parts(acks, produced)
+    assert parts["worker"]["samples"] == parts["sink"]["samples"] == 2
+    assert parts["worker"]["p50"] == 0.1 and parts["worker"]["max"] == 0.75
+    assert parts["sink"]["p50"] == 0.25 and parts["sink"]["max"] == 0.4
+    assert latency_parts(acks, {}) == {}
