@@ -186,16 +186,21 @@ class ClickHouseWriter:
             present = stored.get(table, set())
             fresh = [row for rid, row in unique.items() if rid not in present]
             if fresh:
-                self.conn.insert(
-                    table,
-                    fresh,
-                    lay.columns,
-                    settings={"insert_deduplication_token": _token(table, fresh, lay)},
-                    column_types=lay.types,
-                )
+                self._insert(table, fresh)
             report.inserted[table] = len(fresh)
             report.already_present[table] = len(present)
         return report
+
+    def _insert(self, table: str, rows: Sequence[Row]) -> None:
+        """One synchronous INSERT: the rows are queryable once it returns."""
+        lay = _LAYOUTS[table]
+        self.conn.insert(
+            table,
+            rows,
+            lay.columns,
+            settings={"insert_deduplication_token": _token(table, rows, lay)},
+            column_types=lay.types,
+        )
 
     def _purged_runs(self) -> set[str]:
         """Every run listed in purge_log.

@@ -44,7 +44,7 @@ from reducers.catalog import INPUT_TOPICS, OUTPUT_TOPICS, RUN_LOG_TOPIC, run_log
 from reducers.errors import OutcomesError
 from sinks import defaults as sink_defaults
 from sinks.rows import Row
-from sinks.writer import ClickHouseWriter, WriteReport
+from sinks.writer import ClickHouseWriter
 from streams.demo import (
     Child,
     DemoError,
@@ -80,21 +80,22 @@ class PhaseTimeout(BenchError):
 class TimedWriter(ClickHouseWriter):
     """The sink's writer, noting when each INSERT of account revisions returned.
 
-    One JSON line per write: `[ack_time_s, [[run_id, revision, cutoff_us], ...]]`. A row
-    is queryable once its synchronous INSERT returned, so that is its visibility time.
+    One JSON line per such INSERT: `[ack_time_s, [[run_id, revision, cutoff_us], ...]]`.
+    A row is queryable once its synchronous INSERT returned, so that is its visibility
+    time (the rows of the tables after it in the flush order come later, the offsets
+    are committed after the whole write).
     """
 
     def __init__(self, dsn: str, log_path: Path) -> None:
         super().__init__(dsn)
         self._log = log_path.open("a", buffering=1)
 
-    def write_rows(self, rows: Mapping[str, Sequence[Row]]) -> WriteReport:
-        report = super().write_rows(rows)
-        acked = time.time()
-        revisions = [[r[0], r[1], r[6]] for r in rows.get("account_revisions", ())]
-        if revisions:
+    def _insert(self, table: str, rows: Sequence[Row]) -> None:
+        super()._insert(table, rows)
+        if table == "account_revisions":
+            acked = time.time()
+            revisions = [[r[0], r[1], r[6]] for r in rows]
             self._log.write(json.dumps([acked, revisions]) + "\n")
-        return report
 
 
 def probe_sink(bootstrap: str, dsn: str, group: str, log_path: Path, batch_seconds: float) -> None:
