@@ -129,15 +129,20 @@ def test_compose_keeps_state_in_volumes(config: dict[str, Any]) -> None:
 
 
 def test_dockerfile_copies_every_package_the_project_installs() -> None:
-    """Adding a package to pyproject without adding it to the image fails here."""
-    packages = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["setuptools"][
-        "packages"
-    ]
+    """Adding a package (or a license file) to pyproject without adding it to the image
+    fails here."""
+    pyproject = tomllib.loads((ROOT / "pyproject.toml").read_text())
+    # A subpackage ("schemas.baseline") comes with its top-level folder.
+    packages = {name.split(".")[0] for name in pyproject["tool"]["setuptools"]["packages"]}
     dockerfile = DOCKERFILE.read_text()
     ignore = (ROOT / "docker" / "Dockerfile.dockerignore").read_text().splitlines()
-    for package in packages:
+    for package in sorted(packages):
         assert f"COPY {package} ./{package}" in dockerfile, package
         assert f"!{package}/**" in ignore, package
+    copied_files = next(line for line in dockerfile.splitlines() if "pyproject.toml" in line)
+    for name in pyproject["project"]["license-files"]:
+        assert name in copied_files.split(), name
+        assert f"!{name}" in ignore, name
     assert "RUN pip install ." in dockerfile
     assert 'ENTRYPOINT ["outcomes"]' in dockerfile
     assert any(line.startswith("FROM python:3.11") for line in dockerfile.splitlines())
