@@ -161,6 +161,40 @@ def cpu_seconds(pid: int) -> float:
     return (int(stat[11]) + int(stat[12])) / os.sysconf("SC_CLK_TCK")
 
 
+def thread_cpu_seconds(pid: int) -> dict[str, float]:
+    """User + system CPU seconds per thread name of a process so far, summed over its
+    threads of that name (`/proc/<pid>/task`; Python threads are all named "python")."""
+    ticks = os.sysconf("SC_CLK_TCK")
+    totals: dict[str, float] = {}
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        try:
+            name = (task / "comm").read_text().strip()
+            stat = (task / "stat").read_text().rsplit(")", 1)[1].split()
+        except FileNotFoundError:  # the thread ended between the listing and the read
+            continue
+        totals[name] = totals.get(name, 0.0) + (int(stat[11]) + int(stat[12])) / ticks
+    return totals
+
+
+def thread_shares(
+    before: Mapping[str, float], after: Mapping[str, float], seconds: float
+) -> dict[str, float]:
+    """Share of one core per thread name between two `thread_cpu_seconds` samples,
+    largest first, names under 0.5% left out. A thread that ended in between takes its
+    CPU with it (a name's total can fall): such a name counts from zero."""
+    shares = {
+        name: (total - before.get(name, 0.0)) / seconds
+        if total >= before.get(name, 0.0)
+        else total / seconds
+        for name, total in after.items()
+    }
+    return {
+        name: round(share, 3)
+        for name, share in sorted(shares.items(), key=lambda item: -item[1])
+        if share >= 0.005
+    }
+
+
 def machine() -> dict[str, Any]:
     """What the benchmark ran on: cores, memory, CPU model, load."""
     model = "unknown"
@@ -247,6 +281,12 @@ class Pipeline:
     def cpu(self) -> dict[str, float]:
         return {"worker": cpu_seconds(self.worker.pid), "sink": cpu_seconds(self.sink.pid)}
 
+    def thread_cpu(self) -> dict[str, dict[str, float]]:
+        return {
+            "worker": thread_cpu_seconds(self.worker.pid),
+            "sink": thread_cpu_seconds(self.sink.pid),
+        }
+
 
 @dataclass
 class PhaseResult:
@@ -265,6 +305,8 @@ class PhaseResult:
     # The latency's two parts, each as latency_s: "worker" from the cutoff until the
     # revision's record was produced, "sink" from then until its INSERT returned.
     latency_parts_s: dict[str, dict[str, float]] = field(default_factory=dict)
+    # Per process, the share of one core each of its threads (by name) used in the phase.
+    cpu_share_by_thread: dict[str, dict[str, float]] = field(default_factory=dict)
     offered_rate: float | None = None
     complete: bool = True
     events_folded: int | None = None
@@ -280,7 +322,7 @@ def run_phase(
     latency: bool = False,
 ) -> tuple[PhaseResult, LoadResult]:
     """Publish one load, wait until it is in ClickHouse, and measure it."""
-    cpu0 = pipe.cpu()
+    cpu0, threads0, sampled0 = pipe.cpu(), pipe.thread_cpu(), time.monotonic()
     run_log_start = end_offsets(pipe.settings, [run_log_topic(pipe.app_id)])
     revisions_start = end_offsets(pipe.settings, [REVISIONS_TOPIC]) if latency else {}
     load = publish_load(pipe.settings, spec)
@@ -314,7 +356,7 @@ def run_phase(
             events_folded=folded,
         )
         return partial, load
-    cpu1 = pipe.cpu()
+    cpu1, threads1, sampled1 = pipe.cpu(), pipe.thread_cpu(), time.monotonic()
     pipe.acks.refresh()
     acks = pipe.acks.for_prefix(spec.prefix)
     if not acks:
@@ -335,6 +377,10 @@ def run_phase(
             k: round((cpu1[k] - cpu0[k]) / load.events * 1e6, 1) for k in ("worker", "sink")
         },
         offered_rate=spec.rate,
+        cpu_share_by_thread={
+            k: thread_shares(threads0[k], threads1[k], sampled1 - sampled0)
+            for k in ("worker", "sink")
+        },
     )
     if latency:
         result.latency_s = spread([acked - cutoff / 1e6 for acked, cutoff in acks.values()])
@@ -357,6 +403,10 @@ def run_phase(
             f"  of which the {part}: p50 {figures['p50']} s, p90 {figures['p90']} s, "
             f"p99 {figures['p99']} s ({figures['samples']:,} revisions)"
         )
+    if latency:
+        for process, shares in result.cpu_share_by_thread.items():
+            top = ", ".join(f"{name} {share:.0%}" for name, share in list(shares.items())[:5])
+            echo(f"  {process} threads, share of a core: {top}")
     return result, load
 
 

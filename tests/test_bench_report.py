@@ -1,12 +1,22 @@
 """Pieces of `outcomes bench` that need no broker: its percentile, its verdicts on the
-targets, and what it leaves behind in its work dir."""
+targets, its latency split and per-thread CPU, and what it leaves behind in its work dir."""
 
 from __future__ import annotations
 
+import os
+import threading
+import time
 from pathlib import Path
 from typing import Any
 
-from streams.bench import latency_parts, percentile, targets, tidy_work_dir
+from streams.bench import (
+    latency_parts,
+    percentile,
+    targets,
+    thread_cpu_seconds,
+    thread_shares,
+    tidy_work_dir,
+)
 
 
 def test_the_work_dir_keeps_logs_and_loses_data(tmp_path: Path) -> None:
@@ -58,3 +68,35 @@ def test_latency_is_split_where_the_revision_was_produced() -> None:
     assert parts["worker"]["p50"] == 0.1 and parts["worker"]["max"] == 0.75
     assert parts["sink"]["p50"] == 0.25 and parts["sink"]["max"] == 0.4
     assert latency_parts(acks, {}) == {}
+
+
+def test_thread_shares_are_per_name_and_survive_an_ended_thread() -> None:
+    before = {"python": 10.0, "ThreadPool": 4.0, "MergeMutate": 1.0, "idle": 2.0}
+    # over 20 s: python +5 s, ThreadPool +2 s; a MergeMutate thread ended and a new one
+    # used 0.6 s (the name's total fell); "idle" used nothing.
+    after = {"python": 15.0, "ThreadPool": 6.0, "MergeMutate": 0.6, "idle": 2.0}
+    shares = thread_shares(before, after, 20.0)
+    assert shares == {"python": 0.25, "ThreadPool": 0.1, "MergeMutate": 0.03}
+    assert list(shares) == ["python", "ThreadPool", "MergeMutate"]
+
+
+def test_thread_cpu_of_this_process_counts_its_threads() -> None:
+    name = Path("/proc/self/comm").read_text().strip()  # new threads inherit it
+    stop = threading.Event()
+
+    def spin() -> None:
+        while not stop.is_set():
+            sum(range(1000))
+
+    spinner = threading.Thread(target=spin)
+    spinner.start()
+    try:
+        before = thread_cpu_seconds(os.getpid())
+        deadline = time.monotonic() + 0.5
+        while time.monotonic() < deadline:
+            pass
+        after = thread_cpu_seconds(os.getpid())
+    finally:
+        stop.set()
+        spinner.join()
+    assert after[name] - before[name] >= 0.2  # two busy threads for 0.5 s
