@@ -78,7 +78,9 @@ class RunState:
     # section of the account only when a category it reads has moved on.
     generations: dict[str, int] = field(default_factory=lambda: dict.fromkeys(CATEGORIES, 0))
     # Derived data only (section results of the last assembly); never a source of truth.
-    cache: dict[str, tuple[tuple[int, ...], Any]] = field(default_factory=dict)
+    # Keyed by section: (the generations it read: a tuple, or an int for one category,
+    # result).
+    cache: dict[str, tuple[tuple[int, ...] | int, Any]] = field(default_factory=dict)
 
     # Revision bookkeeping: what the last revision said, to decide whether to make another.
     revision: int = 0
