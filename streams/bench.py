@@ -155,24 +155,28 @@ def read_status(pid: int) -> dict[str, int]:
     return found
 
 
+def _stat_cpu_seconds(stat_path: Path) -> float:
+    """User + system CPU seconds from a /proc `stat` file (of a process or a thread)."""
+    fields = stat_path.read_text().rsplit(")", 1)[1].split()  # after "(comm)"
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 def cpu_seconds(pid: int) -> float:
     """User + system CPU seconds a process has used so far."""
-    stat = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(stat[11]) + int(stat[12])) / os.sysconf("SC_CLK_TCK")
+    return _stat_cpu_seconds(Path(f"/proc/{pid}/stat"))
 
 
 def thread_cpu_seconds(pid: int) -> dict[str, float]:
     """User + system CPU seconds per thread name of a process so far, summed over its
     threads of that name (`/proc/<pid>/task`; Python threads are all named "python")."""
-    ticks = os.sysconf("SC_CLK_TCK")
     totals: dict[str, float] = {}
     for task in Path(f"/proc/{pid}/task").iterdir():
         try:
             name = (task / "comm").read_text().strip()
-            stat = (task / "stat").read_text().rsplit(")", 1)[1].split()
+            seconds = _stat_cpu_seconds(task / "stat")
         except FileNotFoundError:  # the thread ended between the listing and the read
             continue
-        totals[name] = totals.get(name, 0.0) + (int(stat[11]) + int(stat[12])) / ticks
+        totals[name] = totals.get(name, 0.0) + seconds
     return totals
 
 
