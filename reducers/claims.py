@@ -23,9 +23,6 @@ from dataclasses import dataclass
 from itertools import pairwise
 from typing import Any, Literal
 
-from reducers.events import NarrativeSubmitted
-from reducers.records import OutputRecord
-
 ClaimKind = Literal["completion", "verification", "effect", "persistence"]
 Verdict = Literal["supported", "contradicted", "omitted", "unverifiable"]
 Blocker = Literal["quoted", "question", "negated", "hypothetical", "past_failure", "past"]
@@ -778,61 +775,56 @@ def _unaddressed(
     ]
 
 
-# -- the record ------------------------------------------------------------------------------
+# -- a narrative's reading and its judgements ----------------------------------------------
 
 
-def _record(
-    narrative: NarrativeSubmitted,
-    revision: int | None,
-    index: int,
-    kind: ClaimKind,
-    judgement: Judgement,
-    span: Span | None,
-) -> OutputRecord:
-    verdict_id = f"{narrative.run_id}:{narrative.narrative_id}:{index}"
-    body = {
-        "verdict_id": verdict_id,
-        "run_id": narrative.run_id,
-        "narrative_id": narrative.narrative_id,
-        "event_id": narrative.event_id,
-        "account_revision": revision,
-        "claim_kind": kind,
-        "verdict": judgement.verdict,
-        "subject": judgement.subject,
-        "span_start": span[0] if span else None,
-        "span_end": span[1] if span else None,
-        "span_text": narrative.text[span[0] : span[1]] if span else None,
-        "reason": judgement.reason,
-    }
-    return OutputRecord("claim_verdict", narrative.run_id, verdict_id, body)
+@dataclass(frozen=True, slots=True)
+class Reading:
+    """What a narrative's text asserts, independent of any account: its layout and its
+    present assertions in text order. Read once per narrative; judged per revision."""
+
+    text: str
+    layout: Layout
+    claims: tuple[Found, ...]
 
 
-def check_narrative(
-    narrative: NarrativeSubmitted, account: Account | None, revision: int | None
-) -> list[OutputRecord]:
-    """The `claim_verdict` records for one narrative against one account revision.
-
-    `account` is the canonical body of the revision checked (None if the run has none
-    yet) and `revision` its number (taken from the account when None). Claims come
-    first, in text order, then omissions by subject; the verdict id's index counts both.
-    """
-    if revision is None and account is not None:
-        revision = account.get("revision")
-    text = narrative.text
+def read(text: str) -> Reading:
+    """The account-independent analysis of a narrative's text."""
     layout = Layout(text)
+    return Reading(text, layout, tuple(f for f in scan(text, layout) if f.blocked is None))
+
+
+@dataclass(frozen=True, slots=True)
+class Judged:
+    """One verdict of a narrative against one account.
+
+    `key` is stable across accounts: the claim's index among the text's claims
+    (`"0"`, `"1"`, …) for a claim, `"omission:<subject>"` for an omission.
+    """
+
+    key: str
+    kind: ClaimKind
+    judgement: Judgement
+    span: Span | None = None
+
+
+def judge_reading(reading: Reading, account: Account | None) -> list[Judged]:
+    """The verdicts of a read narrative against `account` (None: the run has none yet):
+    claims first in text order, then omissions sorted by subject."""
+    text = reading.text
     facts = Facts(account) if account is not None else None
     mentions = Mentions(text, facts.identifiers() if facts is not None else ())
-    verdicts: list[tuple[ClaimKind, Judgement, Span | None]] = [
-        (found.kind, judge(text, found, facts, mentions), (found.start, found.end))
-        for found in scan(text, layout)
-        if found.blocked is None
+    out = [
+        Judged(str(i), found.kind, judge(text, found, facts, mentions), (found.start, found.end))
+        for i, found in enumerate(reading.claims)
     ]
     if facts is not None:
-        covered = {j.subject for _, j, _ in verdicts}
+        covered = {j.judgement.subject for j in out}
         owed = [ob for ob in obligations(facts) if ob.subject not in covered]
-        for ob in _unaddressed(text, owed, layout, mentions):
-            verdicts.append((ob.kind, Judgement("omitted", ob.subject, ob.reason), None))
-    return [
-        _record(narrative, revision, index, kind, judgement, span)
-        for index, (kind, judgement, span) in enumerate(verdicts)
-    ]
+        out += [
+            Judged(
+                f"omission:{ob.subject}", ob.kind, Judgement("omitted", ob.subject, ob.reason), None
+            )
+            for ob in _unaddressed(text, owed, reading.layout, mentions)
+        ]
+    return out

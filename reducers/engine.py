@@ -15,11 +15,11 @@ from typing import Any
 
 from reducers import events as ev
 from reducers.account import assemble
-from reducers.claims import check_narrative
 from reducers.errors import InvalidEvent
 from reducers.records import OutputRecord
 from reducers.state import RunState
 from reducers.timefmt import format_rfc3339
+from reducers.verdicts import check_narrative
 
 # Account fields grouped under the names the `changes` list uses (SPEC section 3).
 CHANGE_SECTIONS: dict[str, tuple[str, ...]] = {

@@ -13,9 +13,10 @@ from typing import Any
 
 import pytest
 
-from reducers.claims import PHRASES, check_narrative, scan
+from reducers.claims import PHRASES, scan
 from reducers.events import NarrativeSubmitted
 from reducers.validate import parse_event
+from reducers.verdicts import check_narrative
 from tests.builders import RunBuilder, artifact, fold_events
 
 Body = Mapping[str, Any]
