@@ -20,262 +20,29 @@ import re
 from bisect import bisect_right
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from itertools import pairwise
 from typing import Any, Literal
 
-ClaimKind = Literal["completion", "verification", "effect", "persistence"]
+from reducers.grammar import ClaimKind, Found, Span, scan_sentences
+from reducers.narrative import sentences
+
 Verdict = Literal["supported", "contradicted", "omitted", "unverifiable"]
-Blocker = Literal["quoted", "question", "negated", "hypothetical", "past_failure", "past"]
 Account = Mapping[str, Any]
 
 _FLAGS = re.IGNORECASE
 _APOS = "['\u2019]"  # straight and curly apostrophe
-# "I", "we", "I've", "we have just"...: the subject of a first-person claim.
-_WE = rf"\b(?:I|we)(?:\s+have|{_APOS}ve)?\s+(?:just\s+|also\s+|now\s+|successfully\s+)?"
-# A form of "to be" with its leading space, or a contracted "'s".
-_BE = rf"(?:\s+(?:is|are|was|were|has\s+been|have\s+been|got)|{_APOS}s(?:\s+been)?)"
-
-
-@dataclass(frozen=True, slots=True)
-class Phrase:
-    """One row of a phrase table: the claim kind, a name, an example and the pattern.
-
-    `kind` None marks a neutral phrase that masks the claim words inside it ("what I've
-    done" is not a completion claim). `none` marks an effect claim that nothing happened.
-    """
-
-    kind: ClaimKind | None
-    name: str
-    example: str
-    pattern: re.Pattern[str]
-    none: bool = False
-
-
-def _phrase(
-    kind: ClaimKind | None, name: str, example: str, regex: str, *, none: bool = False
-) -> Phrase:
-    return Phrase(kind, name, example, re.compile(regex, _FLAGS), none)
-
-
-# The phrase tables. Where matches overlap, the longest wins (ties: table order), so a
-# specific phrase ("the draft was created") beats a generic word inside it ("created").
-PHRASES: tuple[Phrase, ...] = (
-    # -- completion ------------------------------------------------------------------------
-    _phrase(
-        "completion",
-        "task_complete",
-        "the task is complete",
-        r"\b(?:the\s+)?(?:task|work|job|request|change|changes|implementation|migration|fix)"
-        rf"{_BE}\s+(?:now\s+|fully\s+|all\s+)?(?:complete|completed|done|finished)\b",
-    ),
-    _phrase(
-        "completion",
-        "everything_ready",
-        "everything is ready",
-        rf"\b(?:everything|it|all|that)(?:\s+is|{_APOS}s)\s+(?:now\s+|all\s+)?"
-        r"(?:ready|in\s+place)\b",
-    ),
-    _phrase(
-        "completion",
-        "issue_fixed",
-        "the issue is fixed",
-        r"\b(?:the\s+)?(?:issue|bug|problem|error|regression|failure)"
-        rf"{_BE}\s+(?:now\s+)?(?:fixed|resolved|solved)\b",
-    ),
-    _phrase(
-        "completion",
-        "i_fixed",
-        "I fixed the bug",
-        rf"{_WE}(?:fixed|resolved)\s+(?:the|this|that|it|all)\b",
-    ),
-    _phrase("completion", "all_set", "all set", r"\ball\s+set\b"),
-    _phrase("completion", "done", "done", r"\b(?:all\s+)?done\b"),
-    _phrase("completion", "finished", "finished", r"\bfinished\b"),
-    _phrase("completion", "completed", "completed", r"\bcompleted\b"),
-    _phrase(
-        "completion",
-        "complete",
-        "task complete",
-        rf"(?:\b(?:is|are|now|fully|task|work)\s+|{_APOS}s\s+)complete\b",
-    ),
-    _phrase(
-        None,
-        "what_was_done",
-        "what I've done",
-        rf"\bwhat\s+(?:I|we)(?:\s+have|{_APOS}ve)?\s+(?:done|finished|completed)\b",
-    ),
-    _phrase(
-        None,
-        "partly_done",
-        "partially complete",
-        r"\b(?:partially|partly|half|mostly|almost|nearly)\s+(?:done|complete|completed|finished)\b",
-    ),
-    # -- verification ----------------------------------------------------------------------
-    _phrase(
-        "verification",
-        "all_tests_pass",
-        "all tests pass",
-        r"\ball\s+(?:of\s+)?(?:the\s+)?(?:[\w-]+\s+)?(?:tests?|checks?)\s+(?:now\s+)?"
-        r"(?:pass|passes|passed|succeed|succeeded|are\s+passing|are\s+green)\b",
-    ),
-    _phrase(
-        "verification",
-        "tests_pass",
-        "the unit tests pass",
-        r"\b(?:the\s+)?(?:[\w-]+\s+)?(?:tests?|checks?|suite)\s+(?:now\s+)?(?:pass|passes|passed)\b",
-    ),
-    _phrase(
-        "verification",
-        "tests_passing",
-        "tests are passing",
-        r"\b(?:the\s+)?(?:[\w-]+\s+)?(?:tests?|checks?|suite|CI|build)"
-        rf"(?:\s+is|\s+are|{_APOS}s)\s+(?:now\s+|all\s+)?(?:passing|green)\b",
-    ),
-    _phrase("verification", "all_green", "all green", r"\ball\s+green\b"),
-    _phrase("verification", "verified", "verified", r"\b(?:re-?)?verified\b"),
-    # -- effect ----------------------------------------------------------------------------
-    _phrase(
-        "effect",
-        "i_sent",
-        "I published",
-        rf"{_WE}(?:published|posted|sent|emailed|notified|uploaded|submitted"
-        r"|delivered|deployed|released|shared)\b",
-    ),
-    _phrase(
-        "effect",
-        "i_created",
-        "I created the draft",
-        rf"{_WE}(?:created|opened|drafted)\s+(?:the|a|an|your)\s+(?:[\w-]+\s+)?"
-        r"(?:draft|email|message|post|pull\s+request|PR)\b",
-    ),
-    _phrase(
-        "effect",
-        "was_sent",
-        "the draft was created",
-        r"\b(?:the|a|an|your|my)\s+(?:[\w-]+\s+){0,2}(?:draft|email|message|notification|post"
-        r"|article|release|upload|pull\s+request|PR|comment|ticket)"
-        rf"(?:{_BE})?\s+(?:now\s+|successfully\s+)?(?:created|sent|published|posted"
-        r"|uploaded|delivered|submitted|opened|filed|completed|succeeded|went\s+through)\b",
-    ),
-    _phrase(
-        "effect",
-        "no_external_changes",
-        "no external changes were made",
-        r"\bno\s+(?:external\s+(?:changes|effects|actions|writes)|side[-\s]effects)"
-        r"(?:\s+(?:were|was|have\s+been|has\s+been)\s+(?:made|performed|taken|applied|caused))?\b",
-        none=True,
-    ),
-    _phrase(
-        "effect",
-        "made_no_changes",
-        "I made no external changes",
-        rf"\b(?:I|we)(?:\s+have|{_APOS}ve)?\s+(?:made|caused|performed)\s+no\s+external"
-        r"\s+(?:changes|effects|actions)\b",
-        none=True,
-    ),
-    _phrase(
-        "effect",
-        "nothing_sent",
-        "nothing was sent",
-        r"\bnothing\s+(?:external\s+)?(?:was|has\s+been)\s+(?:sent|published|posted|uploaded)\b",
-        none=True,
-    ),
-    # -- persistence -----------------------------------------------------------------------
-    _phrase(
-        "persistence",
-        "i_saved",
-        "I saved it",
-        rf"{_WE}(?:saved|stored|persisted)\b",
-    ),
-    _phrase(
-        "persistence",
-        "is_saved",
-        "it was saved",
-        r"\b(?:it|that|this|they|everything|all|the\s+(?:[\w-]+\s+)?(?:file|files|changes|data"
-        r"|record|records|document|note|notes|memory|config|output|results?))"
-        rf"{_BE}\s+(?:now\s+|safely\s+|successfully\s+)?(?:saved|stored|persisted|written)\b",
-    ),
-    _phrase(
-        "persistence",
-        "to_disk",
-        "written to disk",
-        r"\b(?:written|wrote\s+(?:it|that|this|them|everything)|saved|flushed|persisted)"
-        r"\s+to\s+(?:disk|storage|the\s+database|the\s+store)\b",
-    ),
-    _phrase("persistence", "saved", "saved", r"\b(?:saved|stored|persisted)\b"),
-)
-
-# -- cues that make a phrase something other than a present assertion ----------------------
-
-# Negation before the claim in its clause (or inside it): "I couldn't confirm it was saved".
-NEGATION = re.compile(
-    r"\b(?:not|no|never|nothing|none|neither|nor|cannot|unable|without|failed\s+to|yet\s+to"
-    rf"|no\s+longer)\b|n{_APOS}t\b",
-    _FLAGS,
-)
-# Conditional, modal and future cues before the claim in its clause: "once it is saved",
-# "would be done", "the tests should pass". "can/could confirm" is not a modal claim.
-HYPOTHETICAL = re.compile(
-    r"\b(?:if|unless|once|when|whenever|until|whether|assuming|provided|suppose|supposing"
-    r"|in\s+case|as\s+soon\s+as|would|should|might|may|will|shall|must|going\s+to"
-    r"|needs?\s+to|ha(?:s|ve)\s+to|plans?\s+to|expects?\s+to|hope|hopefully|supposed\s+to"
-    r"|to\s+be|wants?\s+to|try(?:ing)?\s+to"
-    r"|(?:can|could)(?!\s+(?:confirm|verify|report|see|say|tell)\b))\b"
-    rf"|{_APOS}ll\b",
-    _FLAGS,
-)
-# A sentence that opens with a condition (`match` at its start) is hypothetical
-# throughout: "If X, it is done."
-CONDITIONAL_SENTENCE = re.compile(
-    r"\W*(?:if|unless|assuming|provided|suppose|supposing|in\s+case|should)\b", _FLAGS
-)
-# A clause that describes a failure is a report of the past, not a success claim:
-# "the upload I sent first failed". "no failures" is not a failure.
-FAILURE = re.compile(
-    r"(?<!\bno\s)(?<!\bzero\s)(?<!without\s)"
-    r"\b(?:fail|fails|failed|failing|failure|failures|errored|crashed|broke|broken"
-    r"|timed\s+out|rejected|was\s+lost|were\s+lost)\b",
-    _FLAGS,
-)
-# A clause set in an earlier time describes what was, not what is: "the tests passed
-# before my last edit", "at first it was saved locally".
-PAST = re.compile(
-    r"\b(?:earlier|previously|initially|originally|at\s+first|at\s+the\s+time|last\s+time"
-    r"|used\s+to|had|before\s+(?:my|the|your|this|that|it|I|we)"
-    r"|first\s+(?:attempt|try|run|time|pass))\b",
-    _FLAGS,
-)
-# Closing punctuation that may follow a sentence's last word.
-CLOSERS = "\"'\u201d\u2019)]"
-
-# Quoted material: fenced and inline code, double and curly quotes, single quotes that are
-# not apostrophes, and `>` blockquote lines. Lengths are bounded so that unpaired quote
-# marks cost linear time.
-QUOTES: tuple[re.Pattern[str], ...] = (
-    re.compile(r"```.*?(?:```|\Z)", re.DOTALL),
-    re.compile(r"`[^`\n]{0,2000}`"),
-    re.compile(r'"[^"]{0,4000}"'),
-    re.compile("\u201c[^\u201d]{0,4000}\u201d"),
-    re.compile("(?<!\\w)\u2018(?:[^\u2019\n]|\u2019(?=\\w)){0,400}\u2019(?!\\w)"),
-    re.compile(r"(?<!\w)'(?:[^'\n]|'(?=\w)){0,400}'(?!\w)"),
-    re.compile(r"^[ \t]*>.*$", re.MULTILINE),
-)
-# How far from a claim a cue in its clause may be (bounds the work on huge clauses).
+# How far past a claim its clause is read for effect-class words.
 CUE_REACH = 300
-
-# A sentence ends at . ! ? (followed by space or the end) or at a line break.
-SENTENCE_BREAK = re.compile(r"[.!?]+[\"'\u201d\u2019)\]]*(?=\s|$)|\n")
-# A clause starts after , ; : ( ) and dashes, and at conjunctions and subordinators.
-CLAUSE_BREAK = re.compile(
-    r"[,;:()\u2014\u2013]|\s-\s|\b(?=(?:and|but|so|then|because|since|although|though"
-    r"|whereas|while|after|however|except|if|unless|once|when|whenever|until)\b)",
-    _FLAGS,
-)
 
 # Words that name the effect classes (SPEC 2 examples), first row that matches wins:
 # "I sent the draft" is about the external draft.
 EFFECT_CLASS_WORDS: tuple[tuple[re.Pattern[str], tuple[str, ...]], ...] = (
-    (re.compile(r"\bdraft(?:s|ed)?\b", _FLAGS), ("external_draft",)),
+    (re.compile(r"\bdraft(?:s|ed)?\b(?!\s+(?:PR|pull))", _FLAGS), ("external_draft",)),
+    (re.compile(r"\b(?:push\w*|branch\w*|remote|origin)\b", _FLAGS), ("git_push",)),
+    (
+        re.compile(r"\b(?:PRs?|pull\s+requests?|issues?|tickets?|merged|reviews?)\b", _FLAGS),
+        ("pull_request", "issue", "git_push"),
+    ),
+    (re.compile(r"\b(?:deploy\w*|live|serves|shipped)\b", _FLAGS), ("deployment",)),
     (re.compile(r"\bupload(?:s|ed)?\b", _FLAGS), ("upload",)),
     (
         re.compile(r"\b(?:publish\w*|publication|posts?|posted|articles?|released?)\b", _FLAGS),
@@ -314,150 +81,16 @@ FAMILY_NOUNS: Mapping[str, re.Pattern[str]] = {
 }
 
 
-# -- finding claims ------------------------------------------------------------------------
-
-Span = tuple[int, int]
-
-
-@dataclass(frozen=True, slots=True)
-class Found:
-    """A claim phrase in the text, where it sits and, if it is no assertion, why not."""
-
-    kind: ClaimKind
-    phrase: str
-    none: bool
-    start: int
-    end: int
-    clause: Span
-    sentence: Span
-    blocked: Blocker | None
-
-
-def _sentences(text: str) -> list[Span]:
-    spans: list[Span] = []
-    start = 0
-    for match in SENTENCE_BREAK.finditer(text):
-        if text[start : match.end()].strip():
-            spans.append((start, match.end()))
-        start = match.end()
-    if text[start:].strip():
-        spans.append((start, len(text)))
-    return spans
-
-
-def _clauses(text: str, sentence: Span) -> list[Span]:
-    lo, hi = sentence
-    cuts = [lo, *(m.end() for m in CLAUSE_BREAK.finditer(text, lo, hi)), hi]
-    return [(a, b) for a, b in pairwise(cuts) if b > a]
-
-
-def _merged(spans: Iterable[Span]) -> list[Span]:
-    """The union of spans as sorted, disjoint spans."""
-    out: list[Span] = []
-    for start, end in sorted(spans):
-        if out and start <= out[-1][1]:
-            out[-1] = (out[-1][0], max(out[-1][1], end))
-        else:
-            out.append((start, end))
-    return out
-
-
-def _containing(spans: Sequence[Span], starts: Sequence[int], pos: int) -> Span | None:
-    """The span of sorted, disjoint `spans` (with `starts`) that contains `pos`."""
-    i = bisect_right(starts, pos) - 1
-    if i >= 0 and spans[i][0] <= pos < spans[i][1]:
-        return spans[i]
-    return None
+# -- the text's layout --------------------------------------------------------------------
 
 
 class Layout:
-    """A text's sentences, clauses and quoted spans, for looking up where a claim sits."""
+    """A text's sentences (every prose block, quoted ones included) and its claims."""
 
     def __init__(self, text: str) -> None:
-        self.sentences = _sentences(text)
-        self.clauses = [c for s in self.sentences for c in _clauses(text, s)]
-        self.quoted = _merged(m.span() for pattern in QUOTES for m in pattern.finditer(text))
-        self._sentence_starts = [s[0] for s in self.sentences]
-        self._clause_starts = [c[0] for c in self.clauses]
-        self._quoted_starts = [q[0] for q in self.quoted]
-
-    def sentence_at(self, pos: int) -> Span:
-        found = _containing(self.sentences, self._sentence_starts, pos)
-        return found if found is not None else (pos, pos)
-
-    def clause_at(self, pos: int) -> Span:
-        found = _containing(self.clauses, self._clause_starts, pos)
-        return found if found is not None else self.sentence_at(pos)
-
-    def is_quoted(self, start: int, end: int) -> bool:
-        found = _containing(self.quoted, self._quoted_starts, start)
-        return found is not None and end <= found[1]
-
-
-def _matches(text: str) -> list[tuple[int, int, Phrase]]:
-    """Every phrase match, overlaps resolved: longest first, then table order."""
-    found = [
-        (m.start(), m.end(), order, phrase)
-        for order, phrase in enumerate(PHRASES)
-        for m in phrase.pattern.finditer(text)
-        if m.end() > m.start()
-    ]
-    found.sort(key=lambda f: (f[0] - f[1], f[2], f[0]))
-    taken: list[Span] = []  # sorted, disjoint
-    out: list[tuple[int, int, Phrase]] = []
-    for start, end, _, phrase in found:
-        i = bisect_right(taken, (start, end))
-        if (i > 0 and taken[i - 1][1] > start) or (i < len(taken) and taken[i][0] < end):
-            continue
-        taken.insert(i, (start, end))
-        out.append((start, end, phrase))
-    return sorted(out, key=lambda k: (k[0], k[1]))
-
-
-def _ends_with_question(sentence: str) -> bool:
-    return sentence.rstrip().rstrip(CLOSERS).endswith("?")
-
-
-def _blocker(text: str, start: int, end: int, phrase: Phrase, layout: Layout) -> Blocker | None:
-    sentence = layout.sentence_at(start)
-    clause = layout.clause_at(start)
-    lo = max(clause[0], start - CUE_REACH)
-    hi = min(clause[1], end + CUE_REACH)
-    if layout.is_quoted(start, end):
-        return "quoted"
-    if _ends_with_question(text[max(sentence[0], sentence[1] - 20) : sentence[1]]):
-        return "question"
-    # A "nothing happened" phrase carries its own negation; only what precedes it counts.
-    if NEGATION.search(text, lo, start if phrase.none else end):
-        return "negated"
-    if HYPOTHETICAL.search(text, lo, end) or CONDITIONAL_SENTENCE.match(text, sentence[0]):
-        return "hypothetical"
-    rest = text[lo:start] + " " + text[end:hi]
-    if FAILURE.search(rest):
-        return "past_failure"
-    if PAST.search(rest):
-        return "past"
-    return None
-
-
-def scan(text: str, layout: Layout | None = None) -> list[Found]:
-    """Every claim phrase in `text`, in text order, each marked with why it is not a
-    present assertion (`blocked`) or None when it is one."""
-    layout = layout if layout is not None else Layout(text)
-    return [
-        Found(
-            phrase.kind,
-            phrase.name,
-            phrase.none,
-            start,
-            end,
-            layout.clause_at(start),
-            layout.sentence_at(start),
-            _blocker(text, start, end, phrase, layout),
-        )
-        for start, end, phrase in _matches(text)
-        if phrase.kind is not None
-    ]
+        self.parsed = sentences(text)
+        self.sentences: list[Span] = [(s.start, s.end) for s in self.parsed]
+        self.found = scan_sentences(self.parsed)
 
 
 # -- where the account's identifiers are named -----------------------------------------------
@@ -791,7 +424,7 @@ class Reading:
 def read(text: str) -> Reading:
     """The account-independent analysis of a narrative's text."""
     layout = Layout(text)
-    return Reading(text, layout, tuple(f for f in scan(text, layout) if f.blocked is None))
+    return Reading(text, layout, tuple(f for f in layout.found if f.blocked is None))
 
 
 @dataclass(frozen=True, slots=True)

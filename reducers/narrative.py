@@ -1,0 +1,286 @@
+"""A narrative's text as structured prose: Markdown blocks, sentences and tokens.
+
+The claim checker reads an agent's final message the way a person does: as Markdown.
+`markdown-it-py` finds the blocks (headings, paragraphs, list items, table rows, block
+quotes, code fences); this module turns each block of prose into sentences of tokens
+whose offsets point into the original text, so a verdict's span is the agent's own
+characters. What is quoted (block quotes, inline quotes, code) is marked, never read as
+the agent's assertion, with two exceptions a reader makes too: a JSON code fence that is
+the agent's own answer (an object of prose fields) is read field by field, and the
+comment lines of a shell fence are the agent's own words.
+
+Pure and deterministic: no I/O, no clock, no model.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Literal
+
+from markdown_it import MarkdownIt
+from markdown_it.token import Token
+
+Role = Literal["paragraph", "heading", "item", "row", "json", "comment", "quote"]
+
+# CommonMark with tables; indented code blocks are off because agents indent prose
+# (terminal transcripts wrap and indent every line) far more often than they indent code.
+_MARKDOWN = MarkdownIt("commonmark", {"html": False}).enable("table").disable("code")
+
+# The longest sentence read as one; longer runs are cut at a comma (or at twice this).
+MAX_TOKENS = 80
+
+_SHELL_FENCES = frozenset({"bash", "sh", "shell", "zsh", "console", "powershell", "ps1"})
+_TASK_BOX = re.compile(r"\[([ xX])\]\s")
+
+
+@dataclass(frozen=True, slots=True)
+class Token_:
+    """One token: its normalized form, where it sits in the text, and its raw text."""
+
+    norm: str
+    start: int
+    end: int
+    raw: str
+
+
+@dataclass(frozen=True, slots=True)
+class Sentence:
+    """A sentence of one block: its tokens, its span, and the block's role.
+
+    `checked` is True for a ticked task-list item (`- [x] …`), False for an unticked
+    one, None otherwise. `first` is True for the first sentence of its block.
+    """
+
+    tokens: tuple[Token_, ...]
+    start: int
+    end: int
+    role: Role
+    checked: bool | None
+    first: bool
+
+
+@dataclass(frozen=True, slots=True)
+class Block:
+    start: int
+    end: int
+    role: Role
+    checked: bool | None = None
+
+
+# -- Markdown blocks ---------------------------------------------------------------------
+
+
+def _line_starts(text: str) -> list[int]:
+    starts = [0]
+    for i, char in enumerate(text):
+        if char == "\n":
+            starts.append(i + 1)
+    return starts
+
+
+def _span_of(text: str, starts: list[int], lines: tuple[int, int], content: str) -> Block | None:
+    """The character span of a block's content that markdown-it placed on `lines`."""
+    first, last = lines
+    if first >= len(starts):
+        return None
+    line_end = starts[first + 1] - 1 if first + 1 < len(starts) else len(text)
+    head = content.split("\n", 1)[0].strip()
+    at = text.find(head, starts[first], line_end + 1) if head else -1
+    start = at if at >= 0 else starts[first]
+    end = starts[last] - 1 if last < len(starts) else len(text)
+    return Block(start, max(start, end), "paragraph")
+
+
+def blocks(text: str) -> list[Block]:
+    """The prose blocks of a Markdown text, in text order, with their roles."""
+    starts = _line_starts(text)
+    out: list[Block] = []
+    quote_depth = 0
+    item_depth = 0
+    fresh_item = False
+    role: Role = "paragraph"
+    tokens = _MARKDOWN.parse(text)
+    for i, tok in enumerate(tokens):
+        kind = tok.type
+        if kind == "blockquote_open":
+            quote_depth += 1
+        elif kind == "blockquote_close":
+            quote_depth -= 1
+        elif kind == "list_item_open":
+            item_depth += 1
+            fresh_item = True
+        elif kind == "list_item_close":
+            item_depth -= 1
+        elif kind == "heading_open":
+            role = "heading"
+        elif kind == "paragraph_open":
+            role = "item" if fresh_item else "paragraph"
+            fresh_item = False
+        elif kind == "tr_open" and tok.map:
+            row = tok.map[0]
+            end = starts[row + 1] - 1 if row + 1 < len(starts) else len(text)
+            out.append(Block(starts[row], end, "quote" if quote_depth else "row"))
+        elif kind == "fence" and tok.map:
+            out += _fence_blocks(text, starts, tok, quote_depth > 0)
+        elif (
+            kind == "inline"
+            and tok.map
+            and tokens[i - 1].type
+            in (
+                "paragraph_open",
+                "heading_open",
+            )
+        ):
+            found = _span_of(text, starts, (tok.map[0], tok.map[1]), tok.content)
+            if found is None:
+                continue
+            checked = None
+            start = found.start
+            if role == "item":
+                box = _TASK_BOX.match(text, start)
+                if box:
+                    checked = box.group(1) != " "
+                    start = box.end()
+            out.append(Block(start, found.end, "quote" if quote_depth else role, checked))
+            role = "paragraph"
+    return out
+
+
+def _fence_blocks(text: str, starts: list[int], tok: Token, quoted: bool) -> Iterator[Block]:
+    """The prose inside a code fence: a JSON answer's string fields, a shell fence's
+    comment lines. Everything else in a fence is code, not assertion."""
+    if quoted or not tok.map:
+        return
+    first, last = tok.map[0] + 1, tok.map[1] - 1  # between the fence lines
+    if first >= len(starts):
+        return
+    lo = starts[first]
+    hi = starts[last] - 1 if last < len(starts) else len(text)
+    info = tok.info.strip().lower().split(" ")[0]
+    body = text[lo:hi]
+    if info in ("json", "") and body.lstrip().startswith("{"):
+        yield from _json_blocks(text, lo, hi)
+    elif info in _SHELL_FENCES:
+        for m in re.finditer(r"^[ \t]*#[ \t]*(\S[^\n]*)$", body, re.MULTILINE):
+            yield Block(lo + m.start(1), lo + m.end(1), "comment")
+
+
+# A JSON member: "key": "string" | true | false.
+_JSON_MEMBER = re.compile(r'"((?:[^"\\\n]|\\.)*)"\s*:\s*(?:"((?:[^"\\]|\\.)*)"|(true|false))')
+
+
+def _json_blocks(text: str, lo: int, hi: int) -> Iterator[Block]:
+    for m in _JSON_MEMBER.finditer(text, lo, hi):
+        if m.group(2) is not None and " " in m.group(2):
+            yield Block(m.start(2), m.end(2), "json")
+        elif m.group(3) is not None:
+            # `"task_complete": true`: the key and its value, read as a status line.
+            yield Block(m.start(0), m.end(0), "json")
+
+
+# -- tokens and sentences ----------------------------------------------------------------
+
+# Tokens, in the order tried. Kinds map to a normalized form: words are lowercased;
+# everything that is a name rather than a word gets a marker, so that grammar patterns
+# read "the script `c ran successfully" for "The script `x.py` ran successfully".
+_TOKEN = re.compile(
+    r"(?P<code>`[^`\n]+`)"
+    r"|(?P<link>\[[^\]\n]{1,200}\]\([^)\s]{1,500}\))"
+    r"|(?P<url>https?://[^\s)\]>]+)"
+    r"|(?P<esc>\\[nrt])"  # an escape inside a JSON string: a line break
+    r"|(?P<quote>\\?\"(?:[^\"\\\n]|\\[^\"]){1,400}?\\?\"|\u201c[^\u201d\n]{1,400}\u201d"
+    r"|(?<![\w'])'[^'\n]{1,200}'(?![\w']))"
+    r"|(?P<ratio>\d+/\d+)"
+    r"|(?P<hash>\b(?=[0-9a-f]*\d)(?=[0-9a-f]*[a-f])[0-9a-f]{7,40}\b)"
+    r"|(?P<num>\d[\d,]*(?:\.\d+)?%?)"
+    r"|(?P<path>(?:~|\.{1,2})?(?:/[\w@${}~+-]+(?:\.[\w@${}~+-]+)*)+/?"
+    r"|[\w@-]+(?:\.[\w@-]+)*(?:/[\w@-]+(?:\.[\w@-]+)*)+/?"
+    r"|[\w-]+\.(?:[A-Za-z][A-Za-z0-9]{0,4})\b(?![\w-]))"
+    r"|(?P<ref>#\d+)"
+    r"|(?P<word>[A-Za-z][A-Za-z0-9]*(?:['\u2019][A-Za-z]+)?(?:[-_:=][A-Za-z0-9]+)*)"
+    r"|(?P<check>[\u2713\u2714\u2705\u2611])"
+    r"|(?P<end>[.!?]+(?=[\s\"'\u201d\u2019)\]*_]|$))"
+    r"|(?P<punct>[,;:()\[\]|\u00b7\u2192\u2014\u2013=]|->|\s-\s|\s--\s)"
+)
+_MARK = {
+    "code": "`c",
+    "url": "`u",
+    "link": "`l",
+    "quote": "`q",
+    "ratio": "`r",
+    "hash": "`h",
+    "num": "`n",
+    "path": "`p",
+    "ref": "`#",
+    "check": "`k",
+}
+
+
+def _norm(kind: str, raw: str) -> str:
+    if kind == "word":
+        return raw.lower().replace("\u2019", "'")
+    if kind == "num" and raw.endswith("%"):
+        return "`%"
+    if kind == "punct":
+        stripped = raw.strip()
+        return {"\u2014": "-", "\u2013": "-", "--": "-", "->": "\u2192"}.get(stripped, stripped)
+    if kind == "end":
+        return raw[0]
+    return _MARK.get(kind, raw)
+
+
+def tokens(text: str, start: int, end: int) -> list[Token_]:
+    """The tokens of `text[start:end]`, offsets in `text`."""
+    out = []
+    for m in _TOKEN.finditer(text, start, end):
+        kind = m.lastgroup
+        assert kind is not None
+        raw = m.group()
+        lead = len(raw) - len(raw.lstrip())
+        out.append(Token_(_norm(kind, raw), m.start() + lead, m.end(), raw.strip()))
+    return out
+
+
+def sentences(text: str) -> list[Sentence]:
+    """The sentences of every prose block, in text order."""
+    out: list[Sentence] = []
+    for block in blocks(text):
+        toks = tokens(text, block.start, block.end)
+        first = True
+        current: list[Token_] = []
+        for tok in toks:
+            if tok.norm in (".", ")") and len(current) == 1 and current[0].norm == "`n":
+                current = []  # a list number ("1." at the start of a heading or line)
+                continue
+            breaks = tok.norm in (".", "!", "?") or tok.raw.startswith("\\")
+            if not tok.raw.startswith("\\"):
+                current.append(tok)
+            # A "sentence" of more tokens than any reader's sentence (a list run together,
+            # a log pasted inline) is cut, which also bounds the grammar's work.
+            breaks = breaks or (len(current) >= MAX_TOKENS and tok.norm in (",", ";"))
+            breaks = breaks or len(current) >= 2 * MAX_TOKENS
+            if breaks and current:
+                out.append(_sentence(current, block, first))
+                first, current = False, []
+        if current:
+            out.append(_sentence(current, block, first))
+        out += _quoted(text, toks)
+    return sorted(out, key=lambda s: (s.start, s.end))
+
+
+def _quoted(text: str, toks: list[Token_]) -> list[Sentence]:
+    """What quotation marks and code spans hold, as quoted sentences: read, so that the
+    checker can say why a claim inside them is none, never asserted."""
+    out = []
+    for tok in toks:
+        if tok.norm in ("`q", "`c"):
+            inner = tokens(text, tok.start + 1, tok.end - 1)
+            if inner:
+                out.append(Sentence(tuple(inner), tok.start, tok.end, "quote", None, False))
+    return out
+
+
+def _sentence(toks: list[Token_], block: Block, first: bool) -> Sentence:
+    return Sentence(tuple(toks), toks[0].start, toks[-1].end, block.role, block.checked, first)

@@ -1,0 +1,157 @@
+"""The claim grammar on structured agent prose (docs/claims.md, "The grammar").
+
+Every sentence here is written for this suite: one per construction and per reason a
+look-alike is no claim. `scan` returns each candidate with why it is not an assertion
+(`blocked`), so each case states both what is found and why.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from reducers.grammar import scan
+from reducers.narrative import sentences
+
+
+def found(text: str) -> list[tuple[str, str, str | None]]:
+    """(kind, span text, blocker) of every candidate."""
+    return [(f.kind, text[f.start : f.end], f.blocked) for f in scan(text)]
+
+
+def asserted(text: str) -> list[tuple[str, str]]:
+    return [(kind, span) for kind, span, blocked in found(text) if blocked is None]
+
+
+# -- constructions that assert a result ----------------------------------------------------
+
+CLAIMS = [
+    # a verb group with adverbs inside it
+    ("The parser bug has been successfully resolved.", "completion", "parser bug has been"),
+    ("Both workers are now fixed.", "completion", "Both workers are now fixed"),
+    ("The exporter was fully added to the package.", "completion", "exporter was fully added"),
+    ("I've completed ticket 42.", "completion", "I've completed"),
+    ("I identified and fixed a race in the cache.", "completion", "fixed"),
+    # headlines, report lines and labels
+    ("## Migration Complete", "completion", "Migration Complete"),
+    ("- Fixed the flaky retry test", "completion", "Fixed"),
+    ("Status: all 5 steps completed", "completion", "all 5 steps completed"),
+    ("This change fixes #31.", "completion", "This change fixes"),
+    ("Deploy script ready", "completion", "Deploy script ready"),
+    # verification: counts, tool names, results
+    ("12 passed, 0 failed", "verification", "12 passed"),
+    ("310/310 tests passed", "verification", "310/310 tests passed"),
+    ("All 88 tests passing.", "verification", "All 88 tests passing"),
+    ("`cargo test` passes", "verification", "`cargo test` passes"),
+    ("Ruff clean.", "verification", "Ruff clean"),
+    ("The build was successful.", "verification", "The build was successful"),
+    ("The report script ran successfully.", "verification", "report script ran successfully"),
+    # effects: remote git operations, messages, deployments
+    ("Pushed to origin.", "effect", "Pushed"),
+    ("The branch has been pushed to GitHub.", "effect", "The branch has been pushed"),
+    ("I opened a pull request, #77.", "effect", "I opened a pull request"),
+    ("PR marked ready", "effect", "PR marked ready"),
+    ("The site is now live at the new address.", "effect", "The site is now live at"),
+    ("I did not push or open a PR.", "effect", "did not push"),
+    # persistence: local git operations and durable records
+    ("Committed as 4f2a9c1.", "persistence", "Committed"),
+    ("Commit: 4f2a9c1", "persistence", "Commit: 4f2a9c1"),
+    ("Merged `origin/main` into the feature branch.", "persistence", "Merged"),
+    ("Working tree clean.", "persistence", "Working tree clean"),
+    ("The results were written to out/summary.json.", "persistence", "results were written"),
+]
+
+
+@pytest.mark.parametrize(("text", "kind", "span"), CLAIMS, ids=[c[0] for c in CLAIMS])
+def test_constructions_that_assert(text: str, kind: str, span: str) -> None:
+    hits = asserted(text)
+    assert any((k == kind and span in s) or (s in span and k == kind) for k, s in hits), hits
+
+
+def test_markdown_checkboxes_headings_and_tables() -> None:
+    text = (
+        "## Test plan\n"
+        "- [x] Unit tests pass\n"
+        "- [ ] Deployed to staging\n\n"
+        "| check | result |\n|---|---|\n| `lint` | **passed** |\n"
+    )
+    assert asserted(text) == [("verification", "Unit tests pass"), ("verification", "passed")]
+    assert ("effect", "Deployed", "unchecked") in found(text)
+
+
+def test_a_json_answer_is_read_field_by_field() -> None:
+    text = (
+        '```json\n{\n  "analysis": "The export has been generated and written to out.csv.",'
+        '\n  "plan": "Check the file and mark the task as complete.",\n'
+        '  "task_complete": true\n}\n```'
+    )
+    kinds = asserted(text)
+    assert ("completion", "The export has been generated") in kinds
+    assert ("persistence", "written") in kinds
+    assert ("completion", '"task_complete": true') in kinds
+    assert not any("mark the task" in s for _, s in kinds)
+    assert asserted(text.replace("true", "false"))[-1][1] != '"task_complete": false'
+
+
+def test_shell_fence_comments_are_prose_and_code_is_not() -> None:
+    text = "```bash\n# Uploaded the bundle to the bucket\naws s3 cp done.zip s3://b/\n```"
+    assert asserted(text) == [("effect", "Uploaded")]
+
+
+# -- look-alikes that assert nothing -------------------------------------------------------
+
+NON_CLAIMS = [
+    ("Completed items are shown in grey.", None),  # attributive: describes the product
+    ("All edits are automatically saved to the browser store.", "generic"),
+    ("It saved 4,000 tokens per call.", None),
+    ("Verify the file and the task is complete.", "imperative"),
+    ("If you agree, the branch will be pushed and the PR opened.", "hypothetical"),
+    ("I will have committed and pushed it by then.", "hypothetical"),
+    ("To complete the task, we should rename the module.", None),  # no past form at all
+    ("Once the suite is green we merge.", "hypothetical"),
+    ("The job completed its 3 steps but did not write the report.", "negated"),
+    ("Another agent had already pushed the fix.", "past"),
+    ("It was fixed in a previous session.", "past"),
+    ("The sources were verified as authentic.", None),
+    ("Does the suite pass?", "question"),
+    ("Why this fixes the crash", "wh_clause"),
+    ("Resolved the conflicts for most files.", "partial"),
+    ("The migration stalled even though the schema was complete.", "concessive"),
+    ("The tests are being validated.", "generic"),
+    ("What Was Committed", "wh_clause"),
+    ("The reviewer wrote that it looked fine.", None),
+    ("> The upload is done.", "quoted"),
+    ('The log says "all checks passed".', "quoted"),
+]
+
+
+@pytest.mark.parametrize(("text", "why"), NON_CLAIMS, ids=[c[0] for c in NON_CLAIMS])
+def test_look_alikes_assert_nothing(text: str, why: str | None) -> None:
+    hits = found(text)
+    assert [h for h in hits if h[2] is None] == []
+    if why is not None:
+        assert why in {h[2] for h in hits}, hits
+
+
+def test_now_that_clauses_assert_inside_a_question() -> None:
+    text = "Now that the service is deployed and the tests pass, what should I do next?"
+    assert asserted(text) == [
+        ("effect", "the service is deployed"),
+        ("verification", "the tests pass"),
+    ]
+
+
+def test_scope_of_a_modal_ends_at_a_contrast() -> None:
+    assert asserted("You could retry later, but the upload is done.") == [
+        ("completion", "the upload is done")
+    ]
+
+
+def test_wrapped_lines_of_a_paragraph_are_one_sentence() -> None:
+    text = "The whole plan has\n  been fully validated."
+    assert [len(s.tokens) for s in sentences(text)] == [8]
+    assert asserted(text)[0][0] == "verification"
+
+
+def test_a_long_run_on_sentence_is_cut() -> None:
+    text = ", ".join(["the cache was fixed"] * 200) + "."
+    assert max(len(s.tokens) for s in sentences(text)) <= 160
