@@ -93,8 +93,32 @@ def _span_of(text: str, starts: list[int], lines: tuple[int, int], content: str)
     return Block(start, max(start, end), "paragraph")
 
 
+# A line that Markdown could make anything but a paragraph: without one, a text is plain
+# paragraphs and the parser is skipped (most agent messages are a few plain lines).
+_BLOCK_SYNTAX = re.compile(r"^[ \t]*(?:[#>|*+=-]|\d+[.)]|```|~~~)|\t|^ {4}", re.MULTILINE)
+_BLANK_LINES = re.compile(r"\n[ \t]*\n")
+
+
 def blocks(text: str) -> list[Block]:
     """The prose blocks of a Markdown text, in text order, with their roles."""
+    if not _BLOCK_SYNTAX.search(text):
+        return _plain_blocks(text)
+    return _markdown_blocks(text)
+
+
+def _plain_blocks(text: str) -> list[Block]:
+    out, start = [], 0
+    for m in [*_BLANK_LINES.finditer(text), None]:
+        end = m.start() if m is not None else len(text)
+        lo = start + len(text[start:end]) - len(text[start:end].lstrip())
+        hi = start + len(text[start:end].rstrip())
+        if hi > lo:
+            out.append(Block(lo, hi, "paragraph"))
+        start = m.end() if m is not None else len(text)
+    return out
+
+
+def _markdown_blocks(text: str) -> list[Block]:
     starts = _line_starts(text)
     out: list[Block] = []
     quote_depth = 0
@@ -186,7 +210,9 @@ def _json_blocks(text: str, lo: int, hi: int) -> Iterator[Block]:
 # everything that is a name rather than a word gets a marker, so that grammar patterns
 # read "the script `c ran successfully" for "The script `x.py` ran successfully".
 _TOKEN = re.compile(
-    r"(?P<code>`[^`\n]+`)"
+    r"(?P<word>[A-Za-z][A-Za-z0-9]*(?:['\u2019][A-Za-z]+)?(?:[-_:=][A-Za-z0-9]+)*)"
+    r"(?![\w@/'\u2019:=-]|\.[A-Za-z0-9])"  # a plain word, tried first: most tokens are
+    r"|(?P<code>`[^`\n]+`)"
     r"|(?P<link>\[[^\]\n]{1,200}\]\([^)\s]{1,500}\))"
     r"|(?P<url>https?://[^\s)\]>]+)"
     r"|(?P<esc>\\[nrt])"  # an escape inside a JSON string: a line break
@@ -199,7 +225,7 @@ _TOKEN = re.compile(
     r"|[\w@-]+(?:\.[\w@-]+)*(?:/[\w@-]+(?:\.[\w@-]+)*)+/?"
     r"|[\w-]+\.(?:[A-Za-z][A-Za-z0-9]{0,4})\b(?![\w-]))"
     r"|(?P<ref>#\d+)"
-    r"|(?P<word>[A-Za-z][A-Za-z0-9]*(?:['\u2019][A-Za-z]+)?(?:[-_:=][A-Za-z0-9]+)*)"
+    r"|(?P<word2>[A-Za-z][A-Za-z0-9]*(?:['\u2019][A-Za-z]+)?(?:[-_:=][A-Za-z0-9]+)*)"
     r"|(?P<check>[\u2713\u2714\u2705\u2611])"
     r"|(?P<end>[.!?]+(?=[\s\"'\u201d\u2019)\]*_]|$))"
     r"|(?P<punct>[,;:()\[\]|\u00b7\u2192\u2014\u2013=]|->|\s-\s|\s--\s)"
@@ -219,7 +245,7 @@ _MARK = {
 
 
 def _norm(kind: str, raw: str) -> str:
-    if kind == "word":
+    if kind in ("word", "word2"):
         return raw.lower().replace("\u2019", "'")
     if kind == "num" and raw.endswith("%"):
         return "`%"
