@@ -1,17 +1,11 @@
 """The deterministic claim checker (SPEC section 6): narrative text against an account.
 
-`check_narrative` finds present-tense completion, verification, effect and persistence
-claims in a narrative's text, judges each against the account revision the narrative
-names (`supported`, `contradicted` or `unverifiable`), then lists the account's
-obligations the text never addresses (`omitted`). Rules are small regex phrase tables,
-not a model: the same text and account always give the same verdicts. docs/claims.md
-states the rules and their limits.
-
-A claim phrase is *not* a present assertion, and gets no verdict, when it is quoted,
-in a question, negated, hypothetical (conditional, modal, future) or in a clause that
-describes a failure or an earlier time. Scoping is by sentence and clause (split on
-punctuation and conjunctions): "I couldn't confirm that it was saved" is one negated
-clause, while "the first save failed, but it is saved now" asserts "it is saved".
+`read` turns a narrative's text into a `Reading`: its Markdown layout and the present
+assertions the grammar finds in it (`reducers/grammar.py`), independent of any account.
+`judge_reading` judges a reading against one account revision: each claim `supported`,
+`contradicted` or `unverifiable`, then the account's obligations the text never
+addresses (`omitted`). No model, no clock: the same text and account always give the
+same verdicts. docs/claims.md states the rules and their limits.
 """
 
 from __future__ import annotations

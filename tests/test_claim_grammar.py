@@ -155,3 +155,13 @@ def test_wrapped_lines_of_a_paragraph_are_one_sentence() -> None:
 def test_a_long_run_on_sentence_is_cut() -> None:
     text = ", ".join(["the cache was fixed"] * 200) + "."
     assert max(len(s.tokens) for s in sentences(text)) <= 160
+
+
+def test_docs_name_every_blocker() -> None:
+    from pathlib import Path
+    from typing import get_args
+
+    from reducers.grammar import Blocker
+
+    docs = (Path(__file__).parent.parent / "docs" / "claims.md").read_text()
+    assert [b for b in get_args(Blocker) if f"`{b}`" not in docs] == []
