@@ -38,6 +38,9 @@ OUTPUT_TOPICS: Final = MappingProxyType(
         "notification": "outcomes.notifications.v1",
         "provenance_row": "outcomes.provenance.v1",
         "claim_verdict": "outcomes.claim-verdicts.v1",
+        # Beyond SPEC 4's list: a claim verdict settled anew cannot be an Avro
+        # `Notification` without breaking v1 readers (docs/decisions.md, "Narratives").
+        "claim_notification": "outcomes.claim-notifications.v1",
         "dead_letter": "outcomes.dead-letter.v1",
     }
 )

@@ -95,7 +95,8 @@ def topic_table(limits: Limits | None = None) -> tuple[TopicSpec, ...]:
       and a message: 2 MiB.
     - account revisions: one account folds a whole run (up to 10,000 artifacts per
       snapshot, every predicate and check), so it can outgrow any one event: 8 MiB.
-    - notifications, provenance rows, claim verdicts: small records, 1 MiB.
+    - notifications, provenance rows, claim verdicts and claim notifications: small
+      records, 1 MiB.
     Producers must allow the same size (librdkafka `message.max.bytes`, default 1 MB).
 
     Retention: inputs 7 days (the worker folds them within seconds; a week lets an
@@ -117,6 +118,7 @@ def topic_table(limits: Limits | None = None) -> tuple[TopicSpec, ...]:
         "notification": (week, 1 * MiB, "account.final / account.superseded"),
         "provenance_row": (week, 1 * MiB, "retrieval, injection and finding rows"),
         "claim_verdict": (week, 1 * MiB, "narrative claim verdicts"),
+        "claim_notification": (week, 1 * MiB, "claim verdicts settled anew"),
         "dead_letter": (month, 2 * MiB, "rejected raw bytes plus reason"),
     }
     unknown = set(OUTPUT_TOPICS) ^ set(outputs)
