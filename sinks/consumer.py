@@ -41,6 +41,7 @@ ID_FIELDS: Mapping[str, str] = {
     "notification": "notification_id",
     "provenance_row": "row_id",
     "claim_verdict": "verdict_id",
+    "claim_notification": "notification_id",
     "dead_letter": "dead_letter_id",
 }
 

@@ -208,16 +208,24 @@ def _provenance(body: Mapping[str, Any]) -> TableRows:
         raise MalformedRecord(f"provenance row {row_id}: unknown row_type {row_type!r}")
 
 
+def _verdict_index(body: Mapping[str, Any]) -> int:
+    """A claim's position among its narrative's claims (its key); 0 for an omission.
+    Records from before settlements (no claim_id) count from their id's last part."""
+    claim = body["claim_id"]
+    if claim is None:
+        return int(body["verdict_id"].rsplit(":", 1)[1])
+    key = claim[len(body["run_id"]) + len(body["narrative_id"]) + 2 :]
+    return int(key) if key.isdigit() else 0
+
+
 def _claim_verdict(body: Mapping[str, Any]) -> TableRows:
-    verdict_id = body["verdict_id"]
-    index = int(verdict_id.rsplit(":", 1)[1])
     yield (
         "claim_verdicts",
         (
             body["run_id"],
             body["narrative_id"],
-            index,
-            verdict_id,
+            _verdict_index(body),
+            body["verdict_id"],
             body["event_id"],
             body["account_revision"],
             body["claim_kind"],
@@ -227,6 +235,28 @@ def _claim_verdict(body: Mapping[str, Any]) -> TableRows:
             body["span_end"],
             body["span_text"],
             body["reason"],
+            body["claim_id"] or "",
+            body["settlement"],
+            body["supersedes"],
+            body["withdrawn"],
+        ),
+    )
+
+
+def _claim_notification(body: Mapping[str, Any]) -> TableRows:
+    yield (
+        "claim_notifications",
+        (
+            body["run_id"],
+            body["revision"],
+            body["trigger_event_id"],
+            body["notification_id"],
+            body["status"],
+            ts(body["observation_cutoff"]),
+            list(body["narrative_ids"]),
+            list(body["verdict_ids"]),
+            body["superseded"],
+            body["withdrawn"],
         ),
     )
 
@@ -257,6 +287,7 @@ _BUILDERS: dict[str, Callable[[Mapping[str, Any]], TableRows]] = {
     "notification": _notification,
     "provenance_row": _provenance,
     "claim_verdict": _claim_verdict,
+    "claim_notification": _claim_notification,
     "dead_letter": _dead_letter,
 }
 

@@ -10,7 +10,9 @@ analyst-query doc test) can check meaningful answers without the domain core:
   stale check.
 - `run-d`: `cancelled`, `partially_complete`; retrieval, injections and findings (one
   raised, one raised then withdrawn).
-- a claim verdict per run a/b, and one pipeline dead letter.
+- claim verdicts for runs a and b; run-a's settle again at its revision 2 (one
+  superseded, one omission withdrawn, with a claim notification); one pipeline dead
+  letter.
 """
 
 from __future__ import annotations
@@ -230,28 +232,61 @@ def finding_row(
 def verdict(
     run_id: str,
     narrative: str,
-    index: int,
+    key: str,
     kind: str,
     value: str,
     reason: str,
     span: tuple[int, int, str] | None,
+    *,
+    subject: str | None = None,
+    revision: int = 1,
+    settlement: int = 1,
+    withdrawn: bool = False,
 ) -> OutputRecord:
-    vid = f"{run_id}:{narrative}:{index}"
+    claim = f"{run_id}:{narrative}:{key}"
+    vid = claim if settlement == 1 else f"{claim}@{settlement}"
+    previous = (
+        None if settlement == 1 else (claim if settlement == 2 else f"{claim}@{settlement - 1}")
+    )
     body = {
         "verdict_id": vid,
+        "claim_id": claim,
+        "settlement": settlement,
+        "supersedes": previous,
+        "withdrawn": withdrawn,
         "run_id": run_id,
         "narrative_id": narrative,
-        "event_id": f"{run_id}:n{index}",
-        "account_revision": 1,
+        "event_id": f"{run_id}:{narrative}",
+        "account_revision": revision,
         "claim_kind": kind,
         "verdict": value,
-        "subject": None if span else "check:suite",
+        "subject": subject,
         "span_start": span[0] if span else None,
         "span_end": span[1] if span else None,
         "span_text": span[2] if span else None,
         "reason": reason,
     }
     return OutputRecord("claim_verdict", run_id, vid, body)
+
+
+def claim_notification(
+    run_id: str, revision: int, status: str, minute: int, *verdicts: OutputRecord
+) -> OutputRecord:
+    bodies = [v.body for v in verdicts]
+    nid = f"{run_id}:{revision}:claims"
+    body = {
+        "notification_id": nid,
+        "run_id": run_id,
+        "revision": revision,
+        "trigger_event_id": f"{run_id}:e{minute}",
+        "status": status,
+        "observation_cutoff": _ts(minute),
+        "narrative_ids": sorted({b["narrative_id"] for b in bodies}),
+        "verdict_ids": sorted(b["verdict_id"] for b in bodies),
+        "superseded": sum(1 for b in bodies if b["supersedes"] is not None),
+        "withdrawn": sum(1 for b in bodies if b["withdrawn"]),
+    }
+    return OutputRecord("claim_notification", run_id, nid, body)
 
 
 def sample_records() -> list[OutputRecord]:
@@ -381,18 +416,40 @@ def sample_records() -> list[OutputRecord]:
         ),
         finding_row("run-d", "retrieval_receipt_not_observed", "inj-2", 2, "withdrawn", 7),
     ]
+    # run-a's narrative, judged against revision 1, settles again at revision 2: the
+    # completion claim becomes supported and the stale-check omission is withdrawn.
+    done = (0, 4, "Done")
+    stale = ("omission:check:unit", "verification", "omitted", "check_stale", None)
+    settled = [
+        verdict("run-a", "nar-1", "0", "completion", "supported", "status_complete", done,
+                revision=2, settlement=2),
+        verdict("run-a", "nar-1", *stale, subject="check:unit", revision=2, settlement=2,
+                withdrawn=True),
+    ]  # fmt: skip
     recs += [
-        verdict("run-a", "nar-1", 0, "completion", "supported", "status_complete", (0, 4, "Done")),
+        verdict("run-a", "nar-1", "0", "completion", "contradicted", "status_unresolved", done),
+        verdict("run-a", "nar-1", *stale, subject="check:unit"),
+        *settled,
+        claim_notification("run-a", 2, "complete", 5, *settled),
         verdict(
             "run-b",
             "nar-2",
-            0,
+            "0",
             "completion",
             "contradicted",
             "status_blocked",
             (0, 13, "All finished."),
         ),
-        verdict("run-b", "nar-2", 1, "verification", "omitted", "check_missing", None),
+        verdict(
+            "run-b",
+            "nar-2",
+            "omission:check:suite",
+            "verification",
+            "omitted",
+            "check_missing",
+            None,
+            subject="check:suite",
+        ),
         dead_letter(
             reason="schema_violation",
             message="unknown field 'colour'",

@@ -9,9 +9,10 @@ and replays do not even add physical duplicates. See sinks/writer.py.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
@@ -233,7 +234,8 @@ NOTIFICATIONS = Table(
     "account.final and account.superseded notifications.",
 )
 
-CLAIM_VERDICTS = Table(
+# As migration 1 made it. Migration 5 adds the settlement columns (below).
+CLAIM_VERDICTS_V1 = Table(
     "claim_verdicts",
     (
         ("run_id", "String"),
@@ -253,6 +255,42 @@ CLAIM_VERDICTS = Table(
     ("run_id", "narrative_id", "verdict_index"),
     None,
     "Claim-checker verdicts on narratives, one row per claim or omission.",
+)
+
+# No DEFAULT clauses: ClickHouse only lets a column join the sorting key in the ALTER that
+# adds it when it has none. Rows stored before migration 5 read '' and 0 for the key
+# columns (the current_claim_verdicts view takes such a row's row_id as its claim_id).
+CLAIM_SETTLEMENT_COLUMNS: tuple[tuple[str, str], ...] = (
+    ("claim_id", "String"),
+    ("settlement", "UInt32"),
+    ("supersedes", "Nullable(String)"),
+    ("withdrawn", "Bool"),
+)
+
+CLAIM_VERDICTS = dataclasses.replace(
+    CLAIM_VERDICTS_V1,
+    columns=CLAIM_VERDICTS_V1.columns + CLAIM_SETTLEMENT_COLUMNS,
+    order_by=(*CLAIM_VERDICTS_V1.order_by, "claim_id", "settlement"),
+    comment="Claim-checker verdicts on narratives: one row per settlement of a claim or omission.",
+)
+
+CLAIM_NOTIFICATIONS = Table(
+    "claim_notifications",
+    (
+        ("run_id", "String"),
+        ("revision", "UInt32"),
+        ("trigger_event_id", "String"),
+        ("row_id", "String"),
+        ("status", LC),
+        ("observation_cutoff", TS),
+        ("narrative_ids", "Array(String)"),
+        ("verdict_ids", "Array(String)"),
+        ("superseded", "UInt32"),
+        ("withdrawn", "UInt32"),
+    ),
+    ("run_id", "revision", "trigger_event_id"),
+    "toYYYYMM(observation_cutoff)",
+    "Claim verdicts that a later account revision settled anew.",
 )
 
 DEAD_LETTERS = Table(
@@ -287,11 +325,18 @@ DATA_TABLES: tuple[Table, ...] = (
     PROVENANCE_FINDINGS,
     NOTIFICATIONS,
     CLAIM_VERDICTS,
+    CLAIM_NOTIFICATIONS,
     DEAD_LETTERS,
 )
 TABLES_BY_NAME = {t.name: t for t in DATA_TABLES}
+# The tables as migration 1 created them (claim_verdicts without its settlement columns).
+_V1_TABLES = tuple(
+    CLAIM_VERDICTS_V1 if t is CLAIM_VERDICTS else t
+    for t in DATA_TABLES
+    if t is not CLAIM_NOTIFICATIONS
+)
 
-VIEWS: tuple[str, ...] = (
+_V1_VIEWS: tuple[str, ...] = (
     "current_accounts",
     "unresolved_effects",
     "open_contradictions",
@@ -299,6 +344,7 @@ VIEWS: tuple[str, ...] = (
     "current_provenance_findings",
     "supersession_history",
 )
+VIEWS: tuple[str, ...] = (*_V1_VIEWS, "current_claim_verdicts")
 
 
 def _bookkeeping_ddl(db: str) -> list[str]:
@@ -373,23 +419,65 @@ FROM `{db}`.account_revisions FINAL""",
     ]
 
 
+def _claim_settlement_ddl(db: str) -> list[str]:
+    """Migration 5: claim verdicts settle (SPEC 6). The settlement columns join
+    claim_verdicts' identity, since a claim now has one row per settlement."""
+    added = ",\n    ".join(
+        f"ADD COLUMN IF NOT EXISTS `{n}` {t}" for n, t in CLAIM_SETTLEMENT_COLUMNS
+    )
+    return [
+        f"ALTER TABLE `{db}`.`claim_verdicts`\n    {added},\n"
+        f"    MODIFY ORDER BY ({', '.join(CLAIM_VERDICTS.order_by)})",
+        f"ALTER TABLE `{db}`.`claim_verdicts` MODIFY COMMENT '{CLAIM_VERDICTS.comment}'",
+        CLAIM_NOTIFICATIONS.ddl(db),
+        # The latest settlement of every claim, unless it withdrew an omission: what each
+        # narrative says against its run's latest revision.
+        f"""CREATE VIEW IF NOT EXISTS `{db}`.current_claim_verdicts AS
+SELECT run_id, narrative_id, claim AS claim_id, settled AS settlement, verdict_id,
+       supersedes, event_id, account_revision, claim_kind, verdict, subject, span_start,
+       span_end, span_text, reason, verdict_index
+FROM (
+    SELECT run_id, narrative_id, row_id AS verdict_id, supersedes, event_id,
+           account_revision, claim_kind, verdict, subject, span_start, span_end,
+           span_text, reason, verdict_index, withdrawn,
+           if(claim_id = '', row_id, claim_id) AS claim,
+           greatest(settlement, 1) AS settled
+    FROM `{db}`.claim_verdicts FINAL
+    ORDER BY run_id, claim, settled DESC
+    LIMIT 1 BY run_id, claim
+)
+WHERE NOT withdrawn""",
+    ]
+
+
 def role_names(db: str) -> dict[str, str]:
     """The three roles a server migration creates, by purpose."""
     return {"analyst": f"{db}_analyst", "sink": f"{db}_sink", "purge": f"{db}_purge"}
 
 
-def _roles_ddl(db: str) -> list[str]:
+def _analyst_grants(db: str, names: Iterable[str]) -> list[str]:
+    analyst = role_names(db)["analyst"]
+    return [f"GRANT SELECT ON `{db}`.`{name}` TO `{analyst}`" for name in names]
+
+
+def _table_grants(db: str, tables: Iterable[Table]) -> list[str]:
     roles = role_names(db)
-    data = [t.name for t in DATA_TABLES]
-    stmts = [f"CREATE ROLE IF NOT EXISTS `{r}`" for r in roles.values()]
-    for name in [*data, *VIEWS, "purge_log", "schema_migrations"]:
-        stmts.append(f"GRANT SELECT ON `{db}`.`{name}` TO `{roles['analyst']}`")
-    for table in DATA_TABLES:
+    stmts = []
+    for table in tables:
         key_cols = "run_id, row_id" if table.has_run_id else "row_id"
         stmts.append(f"GRANT INSERT ON `{db}`.`{table.name}` TO `{roles['sink']}`")
         # The writer reads back keys (never data) to drop rows already stored.
         stmts.append(f"GRANT SELECT({key_cols}) ON `{db}`.`{table.name}` TO `{roles['sink']}`")
         stmts.append(f"GRANT SELECT, ALTER DELETE ON `{db}`.`{table.name}` TO `{roles['purge']}`")
+    return stmts
+
+
+def _roles_ddl(db: str) -> list[str]:
+    roles = role_names(db)
+    stmts = [f"CREATE ROLE IF NOT EXISTS `{r}`" for r in roles.values()]
+    names = [t.name for t in _V1_TABLES]
+    stmts += _analyst_grants(db, [*names, *_V1_VIEWS, "purge_log", "schema_migrations"])
+    stmts += _table_grants(db, _V1_TABLES)
     stmts += [
         f"GRANT SELECT(run_id) ON `{db}`.`purge_log` TO `{roles['sink']}`",
         f"GRANT SELECT ON `{db}`.`schema_migrations` TO `{roles['sink']}`",
@@ -398,6 +486,14 @@ def _roles_ddl(db: str) -> list[str]:
         f"GRANT SELECT ON `{db}`.`schema_migrations` TO `{roles['purge']}`",
     ]
     return stmts
+
+
+def _claim_settlement_roles_ddl(db: str) -> list[str]:
+    """Migration 6: the roles' grants on what migration 5 made."""
+    return [
+        *_analyst_grants(db, [CLAIM_NOTIFICATIONS.name, "current_claim_verdicts"]),
+        *_table_grants(db, [CLAIM_NOTIFICATIONS]),
+    ]
 
 
 @dataclass(frozen=True)
@@ -414,10 +510,12 @@ class Migration:
 
 
 MIGRATIONS: tuple[Migration, ...] = (
-    Migration(1, "data tables", lambda db: [t.ddl(db) for t in DATA_TABLES]),
+    Migration(1, "data tables", lambda db: [t.ddl(db) for t in _V1_TABLES]),
     Migration(2, "purge log and credential", _bookkeeping_ddl),
     Migration(3, "analyst views", _views_ddl),
     Migration(4, "roles: analyst, sink, purge", _roles_ddl, server_only=True),
+    Migration(5, "claim verdict settlements", _claim_settlement_ddl),
+    Migration(6, "roles: claim verdict settlements", _claim_settlement_roles_ddl, server_only=True),
 )
 LATEST_VERSION = MIGRATIONS[-1].version
 

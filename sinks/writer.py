@@ -40,7 +40,8 @@ from sinks.rows import Row, rows_for
 log = logging.getLogger(__name__)
 
 # Children before parents: once an account revision row is visible, its predicate,
-# contradiction and effect rows are too; a notification follows its revision.
+# contradiction and effect rows are too; a notification follows its revision, and a
+# claim notification the verdicts it lists.
 FLUSH_ORDER: tuple[str, ...] = (
     "predicate_results",
     "contradictions",
@@ -51,6 +52,7 @@ FLUSH_ORDER: tuple[str, ...] = (
     "account_revisions",
     "notifications",
     "claim_verdicts",
+    "claim_notifications",
     "dead_letters",
 )
 assert set(FLUSH_ORDER) == set(schema.TABLES_BY_NAME)

@@ -144,13 +144,40 @@ def check_blockers_by_reason(r: QueryResult) -> None:
     assert got == want and want
 
 
+def current_verdicts() -> list[dict[str, Any]]:
+    """Each claim's latest settlement, unless it withdrew an omission."""
+    latest: dict[str, dict[str, Any]] = {}
+    for x in RECORDS:
+        if x.kind == "claim_verdict":
+            body = dict(x.body)
+            if body["settlement"] > latest.get(body["claim_id"], {"settlement": 0})["settlement"]:
+                latest[body["claim_id"]] = body
+    return [v for v in latest.values() if not v["withdrawn"]]
+
+
 def check_unsupported_claims(r: QueryResult) -> None:
     want = sorted(
-        (x.body["run_id"], x.body["narrative_id"], x.body["verdict"], x.body["span_text"])
-        for x in RECORDS
-        if x.kind == "claim_verdict" and x.body["verdict"] in ("contradicted", "omitted")
+        (v["run_id"], v["narrative_id"], v["verdict"], v["span_text"] or "")
+        for v in current_verdicts()
+        if v["verdict"] in ("contradicted", "omitted")
     )
-    got = [(x["run_id"], x["narrative_id"], x["verdict"], x["span_text"]) for x in rows(r)]
+    got = sorted(
+        (x["run_id"], x["narrative_id"], x["verdict"], x["span_text"] or "") for x in rows(r)
+    )
+    assert got == want and want
+    # run-a's claims settled again: its contradiction and omission are no longer current.
+    assert {x["run_id"] for x in rows(r)} == {"run-b"}
+
+
+def check_claim_settlements(r: QueryResult) -> None:
+    verdicts = [x.body for x in RECORDS if x.kind == "claim_verdict"]
+    changed = {v["claim_id"] for v in verdicts if v["settlement"] > 1}
+    want = sorted(
+        (v["claim_id"], v["settlement"], v["verdict"], v["withdrawn"])
+        for v in verdicts
+        if v["claim_id"] in changed
+    )
+    got = [(x["claim_id"], x["settlement"], x["verdict"], x["withdrawn"]) for x in rows(r)]
     assert got == want and want
 
 

@@ -35,8 +35,8 @@ def _objects(conn: clickhouse.Connection) -> dict[str, str]:
 def test_migrate_creates_every_table_and_view(chdb_dsn: str) -> None:
     conn = clickhouse.connect(chdb_dsn)
     report = schema.migrate(conn)
-    assert report.applied == [1, 2, 3]
-    assert report.skipped == [4]  # roles: chDB has no access control
+    assert report.applied == [1, 2, 3, 5]
+    assert report.skipped == [4, 6]  # roles: chDB has no access control
     objects = _objects(conn)
     for table in schema.DATA_TABLES:
         assert objects[table.name] == "ReplacingMergeTree"
@@ -51,13 +51,87 @@ def test_migrate_is_idempotent_and_versioned(chdb_dsn: str) -> None:
     schema.migrate(conn)
     again = schema.migrate(conn)
     assert again.applied == [] and again.skipped == []
-    assert again.present == [1, 2, 3, 4]
+    assert again.present == [1, 2, 3, 4, 5, 6]
     rows = conn.rows(
         f"SELECT version, count(), any(note) FROM {conn.table('schema_migrations')} "
         "GROUP BY version ORDER BY version"
     )
-    assert [(v, n) for v, n, _ in rows] == [(1, 1), (2, 1), (3, 1), (4, 1)]
+    assert [(v, n) for v, n, _ in rows] == [(v, 1) for v in range(1, 7)]
     assert "chDB has no access control" in rows[3][2]
+    assert "chDB has no access control" in rows[5][2]
+    # Every statement of every migration is safe to run again (one interrupted half-way
+    # is re-run from its start).
+    for migration in schema.MIGRATIONS:
+        if not migration.server_only:
+            for stmt in migration.statements(conn.database):
+                conn.command(stmt)
+    assert _columns(conn, "claim_verdicts") == list(schema.CLAIM_VERDICTS.column_names)
+
+
+def _columns(conn: clickhouse.Connection, table: str) -> list[str]:
+    rows = conn.rows(
+        "SELECT name FROM system.columns WHERE database = %(db)s AND table = %(t)s "
+        "ORDER BY position",
+        {"db": conn.database, "t": table},
+    )
+    return [str(r[0]) for r in rows]
+
+
+def test_a_database_of_schema_4_gains_settlements_and_keeps_its_verdicts(chdb_dsn: str) -> None:
+    """Migration 5 on a database that already holds verdicts (ids `<run>:<narrative>:<n>`,
+    no settlement columns): the columns join, the old rows stay, each is its own claim
+    in the current view, and settled verdicts can be written beside them."""
+    conn = clickhouse.connect(chdb_dsn)
+    conn.command(f"CREATE DATABASE IF NOT EXISTS `{conn.database}`")
+    conn.command(schema._migrations_table(conn.database))
+    for migration in schema.MIGRATIONS[:3]:  # what a database of version 3 (+4) holds
+        for stmt in migration.statements(conn.database):
+            conn.command(stmt)
+        conn.insert(
+            "schema_migrations",
+            [
+                [
+                    migration.version,
+                    migration.name,
+                    migration.checksum(conn.database),
+                    schema._now(),
+                    "",
+                ]
+            ],
+            ["version", "name", "checksum", "applied_at", "note"],
+        )
+    old = schema.CLAIM_VERDICTS_V1.column_names
+    conn.insert(
+        "claim_verdicts",
+        [
+            ["run-z", "n", 0, "run-z:n:0", "e", 1, "completion", "contradicted", None, 0, 4,
+             "Done", "status_unresolved"],
+            ["run-z", "n", 1, "run-z:n:1", "e", 1, "verification", "omitted", "check:unit",
+             None, None, None, "check_stale"],
+        ],
+        list(old),
+    )  # fmt: skip
+    report = schema.migrate(conn)
+    assert report.applied == [5] and report.skipped == [4, 6]
+    assert _columns(conn, "claim_verdicts") == list(schema.CLAIM_VERDICTS.column_names)
+    current = conn.rows(
+        f"SELECT claim_id, settlement, verdict FROM {conn.table('current_claim_verdicts')} "
+        "ORDER BY claim_id"
+    )
+    assert current == [("run-z:n:0", 1, "contradicted"), ("run-z:n:1", 1, "omitted")]
+
+    from sinks.samples import verdict
+    from sinks.writer import ClickHouseWriter
+
+    first = verdict("run-y", "n", "0", "completion", "contradicted", "status_blocked", None)
+    later = verdict("run-y", "n", "0", "completion", "supported", "status_complete", None,
+                    revision=2, settlement=2)  # fmt: skip
+    ClickHouseWriter(chdb_dsn).write([first, later])
+    current = conn.rows(
+        f"SELECT claim_id, settlement, verdict FROM {conn.table('current_claim_verdicts')} "
+        "WHERE run_id = 'run-y'"
+    )
+    assert current == [("run-y:n:0", 2, "supported")]
 
 
 def test_ensure_schema_migrates_embedded_engine(chdb_dsn: str) -> None:
