@@ -3,9 +3,10 @@
 Folding an event adds it to the run's fact set; when the run has an account (SPEC 3.1)
 and the account's content changed, it emits the next revision, its notification and any
 provenance finding rows. Retrieval and injection events emit their journal rows the
-first time they are applied; a narrative emits its claim verdicts. Redelivery of an
-event (same id, same content) emits nothing; the same id with different content is
-rejected (`event_id_conflict`).
+first time they are applied; a narrative emits its claim verdicts, and every later
+revision settles them again (SPEC 6, `reducers/verdicts.py`). Redelivery of an event
+(same id, same content) emits nothing; the same id with different content is rejected
+(`event_id_conflict`).
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from reducers.errors import InvalidEvent
 from reducers.records import OutputRecord
 from reducers.state import RunState
 from reducers.timefmt import format_rfc3339
-from reducers.verdicts import check_narrative
+from reducers.verdicts import NarrativeClaims, claim_notification, settle
 
 # Account fields grouped under the names the `changes` list uses (SPEC section 3).
 CHANGE_SECTIONS: dict[str, tuple[str, ...]] = {
@@ -50,16 +51,38 @@ REVISIONS_RETAINED = 64
 
 
 def _verdicts(state: RunState, narrative: ev.NarrativeSubmitted) -> list[OutputRecord]:
-    """SPEC 6: check the narrative against the revision it names if it is still retained,
-    else the latest."""
+    """SPEC 6: judge the narrative against the revision it names if it is still retained,
+    else the latest ("what was said then"); if it named an older one, settle it against
+    the latest at once ("what is true now"). Later revisions settle it again (`_revise`).
+    """
     named = narrative.account_revision
     first_retained = state.revision - len(state.revisions) + 1
-    body: dict[str, Any] | None = None
+    latest: dict[str, Any] | None = state.revisions[-1] if state.revisions else None
+    body = latest
     if named is not None and first_retained <= named <= state.revision:
         body = state.revisions[named - first_retained]
-    elif state.revisions:
-        body = state.revisions[-1]
-    return check_narrative(narrative, body, body["revision"] if body else None)
+    claims = NarrativeClaims.of(narrative)
+    state.claims.append(claims)
+    outputs = settle(claims, body, body["revision"] if body is not None else None)
+    if body is not latest:
+        assert latest is not None
+        now = settle(claims, latest, latest["revision"])
+        if now:
+            outputs += now
+            outputs.append(claim_notification(latest, now, narrative))
+    return outputs
+
+
+def _resettle(state: RunState, body: dict[str, Any]) -> list[OutputRecord]:
+    """Every narrative of the run judged again against a new revision: the verdicts
+    that changed, and one notification for them all."""
+    revision = body["revision"]
+    outputs: list[OutputRecord] = []
+    for claims in state.claims:
+        outputs += settle(claims, body, revision)
+    if outputs:
+        outputs.append(claim_notification(body, outputs))
+    return outputs
 
 
 def fold(state: RunState, event: ev.Event) -> tuple[RunState, list[OutputRecord]]:
@@ -130,6 +153,8 @@ def _revise(state: RunState, content: dict[str, Any], trigger: ev.Event) -> list
         }
         outputs.append(OutputRecord("notification", state.run_id, revision_id, notification))
     outputs += _finding_rows(state, previous, content, trigger, revision)
+    if state.claims:
+        outputs += _resettle(state, body)
     return outputs
 
 

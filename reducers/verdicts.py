@@ -1,44 +1,180 @@
-"""Claim verdict records (SPEC section 6): a narrative's judgements as output records."""
+"""Claim verdict records (SPEC section 6): a narrative's judgements as output records, and
+how they settle as the run's account changes.
+
+A narrative is read once (`reducers.claims.read`); the reading is judged again against
+every later revision of its run. Each claim of the text, and each omission, has a stable
+key (`Judged.key`) and so a stable `claim_id`, `<run_id>:<narrative_id>:<key>`. Its first
+verdict is settlement 1, with `verdict_id` = the claim id ("what was said then"); a later
+judgement that changes its (kind, verdict, subject, reason) records settlement n + 1, id
+`<claim_id>@<n + 1>`, which supersedes settlement n ("what is true now"). An omission
+that is no longer owed gets a settlement that withdraws it (`withdrawn: true`, its last
+verdict repeated); one that comes back supersedes the withdrawal. A judgement that
+changes nothing records nothing. So the latest settlement of every claim is the verdict
+against the run's latest revision, whatever order the events came in; the ids and the
+revision numbers depend on that order, as revision numbers do.
+"""
 
 from __future__ import annotations
 
-from reducers.claims import Account, Judged, judge_reading, read
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from reducers.claims import Account, Judged, Reading, judge_reading, read
 from reducers.events import NarrativeSubmitted
 from reducers.records import OutputRecord
 
 
-def _record(
-    narrative: NarrativeSubmitted, revision: int | None, index: int, judged: Judged
-) -> OutputRecord:
-    verdict_id = f"{narrative.run_id}:{narrative.narrative_id}:{index}"
+@dataclass(frozen=True, slots=True)
+class Settled:
+    """The latest verdict recorded for one claim of a narrative."""
+
+    verdict_id: str
+    settlement: int
+    judged: Judged
+    withdrawn: bool = False
+
+
+@dataclass(slots=True)
+class NarrativeClaims:
+    """One narrative, its reading (made once, when it is applied) and the latest verdict
+    recorded for each claim key. The engine keeps one per narrative in `RunState.claims`
+    and updates `latest` as it records verdicts; nothing else changes it."""
+
+    narrative: NarrativeSubmitted
+    reading: Reading
+    latest: dict[str, Settled] = field(default_factory=dict)
+
+    @classmethod
+    def of(cls, narrative: NarrativeSubmitted) -> NarrativeClaims:
+        return cls(narrative, read(narrative.text))
+
+
+def _verdict_fields(
+    narrative: NarrativeSubmitted, revision: int | None, judged: Judged
+) -> dict[str, Any]:
+    """A verdict's content: everything but its id and settlement bookkeeping."""
     span = judged.span
-    body = {
-        "verdict_id": verdict_id,
+    judgement = judged.judgement
+    return {
         "run_id": narrative.run_id,
         "narrative_id": narrative.narrative_id,
         "event_id": narrative.event_id,
         "account_revision": revision,
         "claim_kind": judged.kind,
-        "verdict": judged.judgement.verdict,
-        "subject": judged.judgement.subject,
+        "verdict": judgement.verdict,
+        "subject": judgement.subject,
         "span_start": span[0] if span else None,
         "span_end": span[1] if span else None,
         "span_text": narrative.text[span[0] : span[1]] if span else None,
-        "reason": judged.judgement.reason,
+        "reason": judgement.reason,
+    }
+
+
+def claim_id(narrative: NarrativeSubmitted, key: str) -> str:
+    return f"{narrative.run_id}:{narrative.narrative_id}:{key}"
+
+
+def _unchanged(previous: Settled, judged: Judged) -> bool:
+    return (
+        not previous.withdrawn
+        and previous.judged.kind == judged.kind
+        and previous.judged.judgement == judged.judgement
+    )
+
+
+def _record(
+    claims: NarrativeClaims, judged: Judged, revision: int | None, withdrawn: bool
+) -> OutputRecord:
+    """Record the next settlement of `judged.key` and remember it as the latest."""
+    narrative = claims.narrative
+    cid = claim_id(narrative, judged.key)
+    previous = claims.latest.get(judged.key)
+    settlement = previous.settlement + 1 if previous is not None else 1
+    verdict_id = cid if settlement == 1 else f"{cid}@{settlement}"
+    claims.latest[judged.key] = Settled(verdict_id, settlement, judged, withdrawn)
+    body = {
+        "verdict_id": verdict_id,
+        "claim_id": cid,
+        "settlement": settlement,
+        "supersedes": previous.verdict_id if previous is not None else None,
+        "withdrawn": withdrawn,
+        **_verdict_fields(narrative, revision, judged),
     }
     return OutputRecord("claim_verdict", narrative.run_id, verdict_id, body)
+
+
+def settle(
+    claims: NarrativeClaims, account: Account | None, revision: int | None
+) -> list[OutputRecord]:
+    """Judge the narrative's reading against `account` (revision number `revision`; None:
+    the run has no account yet) and record what changed since its latest verdicts: first
+    verdicts, superseding verdicts, then withdrawn omissions (by key). Nothing when nothing
+    changed."""
+    out: list[OutputRecord] = []
+    latest = claims.latest
+    judged = judge_reading(claims.reading, account)
+    for j in judged:
+        previous = latest.get(j.key)
+        if previous is None or not _unchanged(previous, j):
+            out.append(_record(claims, j, revision, withdrawn=False))
+    if len(latest) > len(judged):
+        present = {j.key for j in judged}
+        for key in sorted(k for k, s in latest.items() if not s.withdrawn and k not in present):
+            out.append(_record(claims, latest[key].judged, revision, withdrawn=True))
+    return out
+
+
+def claim_notification(
+    revision: Mapping[str, Any],
+    verdicts: Sequence[OutputRecord],
+    narrative: NarrativeSubmitted | None = None,
+) -> OutputRecord:
+    """The notice that `verdicts`, judged against account revision `revision` (its
+    body), changed what earlier verdicts said. One per revision that changes verdicts,
+    id `<run_id>:<revision>:claims`, triggered by the revision's trigger event; and one
+    when `narrative`, naming an older revision, is settled against the latest as soon as
+    it is applied: id `<run_id>:<revision>:claims:<event_id>`, triggered by it."""
+    run_id = revision["run_id"]
+    number = revision["revision"]
+    notification_id = f"{run_id}:{number}:claims"
+    trigger_event_id = revision["trigger_event_id"]
+    if narrative is not None:
+        trigger_event_id = narrative.event_id
+        notification_id += f":{trigger_event_id}"
+    bodies = [v.body for v in verdicts]
+    body = {
+        "notification_id": notification_id,
+        "run_id": run_id,
+        "revision": number,
+        "trigger_event_id": trigger_event_id,
+        "status": revision["status"],
+        "observation_cutoff": revision["observation_cutoff"],
+        "narrative_ids": sorted({b["narrative_id"] for b in bodies}),
+        "verdict_ids": sorted(b["verdict_id"] for b in bodies),
+        "superseded": sum(1 for b in bodies if b["supersedes"] is not None),
+        "withdrawn": sum(1 for b in bodies if b["withdrawn"]),
+    }
+    return OutputRecord("claim_notification", run_id, notification_id, body)
 
 
 def check_narrative(
     narrative: NarrativeSubmitted, account: Account | None, revision: int | None
 ) -> list[OutputRecord]:
-    """The `claim_verdict` records for one narrative against one account revision.
+    """One narrative against one account, statelessly, in the record format verdicts had
+    before they settled: no settlement fields, and ids `<run_id>:<narrative_id>:<index>`
+    numbering claims then omissions. The checker's rule tests (tests/test_claims.py) use
+    it; the pipeline's records come from `settle`, whose ids are claim ids.
 
     `account` is the canonical body of the revision checked (None if the run has none
     yet) and `revision` its number (taken from the account when None). Claims come
-    first, in text order, then omissions by subject; the verdict id's index counts both.
+    first, in text order, then omissions by subject.
     """
     if revision is None and account is not None:
         revision = account.get("revision")
-    judged = judge_reading(read(narrative.text), account)
-    return [_record(narrative, revision, index, j) for index, j in enumerate(judged)]
+    out = []
+    for index, judged in enumerate(judge_reading(read(narrative.text), account)):
+        verdict_id = f"{narrative.run_id}:{narrative.narrative_id}:{index}"
+        body = {"verdict_id": verdict_id, **_verdict_fields(narrative, revision, judged)}
+        out.append(OutputRecord("claim_verdict", narrative.run_id, verdict_id, body))
+    return out

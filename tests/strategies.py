@@ -188,10 +188,19 @@ BODIES: dict[str, st.SearchStrategy[Body]] = {
     ),
     "narrative.submitted": st.fixed_dictionaries(
         {
-            "narrative_id": st.just("n1"),
-            "account_revision": st.none(),
+            "narrative_id": st.just("n1"),  # run_events makes it unique in the run
+            "account_revision": st.sampled_from([None, 1, 2, 3]),
             "channel": st.just("chat"),
-            "text": st.just("Done."),
+            "text": st.sampled_from(
+                [
+                    "Done.",
+                    "All tests pass.",
+                    "Done: unit and lint pass, i1 was published and I saved src/a.py.",
+                    "No external changes were made.",
+                    "The lint check fails and i2 was denied.",
+                    "",
+                ]
+            ),
         }
     ),
 }
@@ -207,6 +216,8 @@ def run_events(draw: st.DrawFn, min_size: int = 1, max_size: int = 30) -> list[B
     events = []
     for index, type_ in enumerate(types):
         body = draw(BODIES[type_])
+        if type_ == "narrative.submitted":
+            body["narrative_id"] = f"n{index}"
         events.append(
             {
                 "event_id": f"e{index:03d}",
@@ -218,4 +229,23 @@ def run_events(draw: st.DrawFn, min_size: int = 1, max_size: int = 30) -> list[B
                 **body,
             }
         )
+    return events
+
+
+@st.composite
+def runs_with_narratives(draw: st.DrawFn, max_size: int = 30) -> list[Body]:
+    """A run's events (as `run_events`) with one to three more narratives among them."""
+    events = draw(run_events(max_size=max_size))
+    for index in range(draw(st.integers(1, 3))):
+        body = draw(BODIES["narrative.submitted"])
+        narrative = {
+            "event_id": f"n{index:03d}",
+            "run_id": RUN_ID,
+            "type": "narrative.submitted",
+            "occurred_at": format_rfc3339(BASE + draw(st.integers(0, 8)) * 1_000_000),
+            "source": "prop",
+            **body,
+            "narrative_id": f"nar-{index}",
+        }
+        events.insert(draw(st.integers(0, len(events))), narrative)
     return events

@@ -147,6 +147,60 @@ def test_engine_records_of_every_kind_map_to_rows(chdb_dsn: str) -> None:
     assert dict(got) == newest
 
 
+def settled_run_records() -> list[OutputRecord]:
+    """A run whose two narratives settle again: one judged before any account, one
+    whose claim flips twice, with an omission raised, withdrawn and raised again."""
+    from tests.builders import Replay, RunBuilder
+
+    b = RunBuilder("run-settle")
+    replay = Replay()
+    replay.apply(
+        b.goal(checks=["unit"]),
+        b.narrative("All tests pass.", narrative_id="early"),
+        b.snapshot(),
+        b.receipt("unit", "fail"),
+        b.finalize(),
+        b.narrative("Done. I tidied the module.", narrative_id="late"),
+        b.receipt("unit", "pass"),
+        b.receipt("unit", "fail"),
+    )
+    return replay.outputs
+
+
+def test_current_claim_verdicts_holds_one_row_per_claim(chdb_dsn: str) -> None:
+    """The view gives every claim exactly one row, its latest settlement, even with
+    redelivered batches and copies inserted behind the writer's back."""
+    records = settled_run_records()
+    verdicts = [r.body for r in records if r.kind == "claim_verdict"]
+    latest: dict[str, dict[str, object]] = {}
+    for v in verdicts:
+        latest[v["claim_id"]] = dict(v)  # settlements come in order
+    want = sorted(
+        (c, v["settlement"], v["verdict"], v["reason"])
+        for c, v in latest.items()
+        if not v["withdrawn"]
+    )
+    assert max(v["settlement"] for v in verdicts) >= 3
+    assert any(v["withdrawn"] for v in verdicts)
+    assert any(r.kind == "claim_notification" for r in records)
+
+    writer = ClickHouseWriter(chdb_dsn)
+    writer.write(records)
+    writer.write(records)
+    conn = writer.conn
+    table = schema.CLAIM_VERDICTS
+    extra = [row for r in records for t, row in rows_for(r) if t == table.name]
+    conn.insert(table.name, extra, table.column_names)  # a racer: no read-back
+    got = conn.rows(
+        "SELECT claim_id, settlement, verdict, reason FROM "
+        f"{conn.table('current_claim_verdicts')} ORDER BY claim_id"
+    )
+    assert sorted(got) == want
+    assert len({c for c, *_ in got}) == len(got)
+    notified = conn.rows(f"SELECT count() FROM {conn.table('claim_notifications')} FINAL")
+    assert notified[0][0] == sum(1 for r in records if r.kind == "claim_notification")
+
+
 def test_racing_duplicates_never_show_through_final_or_views(chdb_dsn: str) -> None:
     """Layer 1: even rows inserted behind the writer's back are deduplicated by identity."""
     records = samples.sample_records()

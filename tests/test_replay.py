@@ -196,6 +196,18 @@ def test_the_sample_tells_the_five_file_story(tmp_path: Path) -> None:
         "account.superseded",
     ]
     assert "events read 16, applied 15, redelivered 1, rejected 0, revisions 3" in result.stderr
+    # The final answer's three contradicted claims settle as the account improves.
+    verdicts = [r for r in records if r["record"] == "claim_verdict"]
+    assert [(v["settlement"], v["account_revision"], v["verdict"]) for v in verdicts] == [
+        (1, 1, "contradicted"),
+        (1, 1, "contradicted"),
+        (1, 1, "contradicted"),
+        (2, 2, "supported"),
+        (2, 3, "supported"),
+        (2, 3, "supported"),
+    ]
+    notices = [r for r in records if r["record"] == "claim_notification"]
+    assert [(n["revision"], len(n["verdict_ids"])) for n in notices] == [(2, 1), (3, 2)]
 
 
 def test_replay_leaves_no_reference_cycles_behind(tmp_path: Path) -> None:

@@ -18,7 +18,10 @@ import pytest
 from tests.worker_support import (
     Harness,
     KafkaConfig,
+    current_verdicts,
     finish,
+    narrated_workload,
+    replay_expectation,
 )
 
 pytestmark = pytest.mark.slow
@@ -61,3 +64,37 @@ def test_a_thrashing_run_cache_changes_no_output_and_is_reported(
         rebuilt = [int(m) for m in re.findall(r"rebuilt_runs=(\d+)", log)]
         assert rebuilt and rebuilt[-1] > len(events) // 2, rebuilt
         assert "the run cache is thrashing" in log
+
+
+def test_current_claim_verdicts_equal_replay(
+    kafka_bootstrap: str, kafka_config: KafkaConfig, tmp_path: Path
+) -> None:
+    """SPEC 6: narratives reach the worker before, between and after the revisions they
+    are judged against, in another order than replay's; verdicts settle, so each claim's
+    current verdict on the stream is replay's. Earlier settlements are the stream's own,
+    and are exactly what folding its run log gives."""
+    with Harness(kafka_config, kafka_bootstrap, tmp_path, "claims") as harness:
+        events = narrated_workload(350, harness.prefix, PADDING)
+        harness.produce(events)
+        worker = harness.worker(until_idle=5.0)
+        worker.start()
+        finish([worker], kafka_config, timeout=300)
+
+        harness.verify(events)  # accounts as replay's; every output as the run log's fold
+        outputs = harness.outputs()
+        stream = current_verdicts(outputs.of_kind("claim_verdict").values())
+        replay = replay_expectation(events).records
+        expected = current_verdicts(r.body for r in replay if r.kind == "claim_verdict")
+        assert len(expected) > 350
+        missing = sorted(expected.keys() - stream.keys())
+        assert not missing, f"{len(missing)} claims have no current verdict, e.g. {missing[:3]}"
+        differing = sorted(c for c in expected if stream[c] != expected[c])
+        assert not differing, (
+            f"{len(differing)} current verdicts differ from replay's, e.g. {differing[0]}: "
+            f"stream {stream[differing[0]]}, replay {expected[differing[0]]}"
+        )
+        assert stream.keys() == expected.keys()
+        # The stream really did see other orders: some verdicts were settled anew there.
+        settled = [v for v in outputs.of_kind("claim_verdict").values() if v["settlement"] > 1]
+        assert settled and outputs.of_kind("claim_notification")
+        print(f"claims: {len(expected)} current verdicts, {len(settled)} later settlements")

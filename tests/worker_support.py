@@ -45,6 +45,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
+import random
 import re
 import signal
 import socket
@@ -242,6 +243,65 @@ def delete_app(config: KafkaConfig, app_id: str) -> None:
 def workload(runs: int, prefix: str, padding: int = 0, seed: int = 0) -> list[Event]:
     """`runs` generated runs (every scenario) with ids under `prefix`, interleaved."""
     return interleave(list(generate_runs(runs, seed=seed, padding=padding, prefix=prefix)), seed)
+
+
+NARRATIVE_TEXTS = (
+    "Done: the change is in and all tests pass.",
+    "The draft was created and I saved it.",
+    "No external changes were made.",
+    "The upload is still running; the unit check failed once.",
+    "",
+)
+
+
+def narrated_workload(runs: int, prefix: str, padding: int = 0, seed: int = 0) -> list[Event]:
+    """As `workload`, and every run also submits one or two more narratives at random
+    points, some naming a revision, so that verdicts have later revisions to settle
+    against in whatever order the worker sees them."""
+    rng = random.Random(seed)
+    narrated = []
+    for run in generate_runs(runs, seed=seed, padding=padding, prefix=prefix):
+        for n in range(rng.randint(1, 2)):
+            at = rng.randrange(len(run) + 1)
+            near = run[min(at, len(run) - 1)]
+            narrative = {
+                "event_id": f"{near['run_id']}:narrative-{n}",
+                "run_id": near["run_id"],
+                "type": "narrative.submitted",
+                "occurred_at": near["occurred_at"],
+                "source": "agent-worker",
+                "narrative_id": f"extra-{n}",
+                "account_revision": rng.choice([None, 1, 2]),
+                "channel": "chat",
+                "text": rng.choice(NARRATIVE_TEXTS),
+            }
+            run = [*run[:at], narrative, *run[at:]]
+        narrated.append(run)
+    return interleave(narrated, seed)
+
+
+def current_verdicts(bodies: Iterable[Mapping[str, Any]]) -> dict[str, tuple[Any, ...]]:
+    """Each claim's current verdict (its latest settlement, unless it withdrew an
+    omission), without the ids and revision numbers that depend on arrival order."""
+    latest: dict[str, Mapping[str, Any]] = {}
+    for body in bodies:
+        known = latest.get(body["claim_id"])
+        if known is None or body["settlement"] > known["settlement"]:
+            latest[body["claim_id"]] = body
+    return {
+        claim: (
+            v["event_id"],
+            v["claim_kind"],
+            v["verdict"],
+            v["subject"],
+            v["reason"],
+            v["span_start"],
+            v["span_end"],
+            v["span_text"],
+        )
+        for claim, v in latest.items()
+        if not v["withdrawn"]
+    }
 
 
 def producer(config: KafkaConfig) -> Producer:
@@ -471,6 +531,7 @@ _ID_FIELD = {
     "notification": "notification_id",
     "provenance_row": "row_id",
     "claim_verdict": "verdict_id",
+    "claim_notification": "notification_id",
     "dead_letter": "dead_letter_id",
 }
 
