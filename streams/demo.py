@@ -321,8 +321,11 @@ def query_summary(
             f"SELECT kind, count() AS n FROM current_provenance_findings WHERE {mine} "
             "GROUP BY kind ORDER BY n DESC, kind"
         )
+        # Current verdicts: each claim's latest settlement. Counting every settlement
+        # would count a claim again each time a later revision changed it, and how often
+        # that happens depends on the order the worker saw the events in.
         summary.claim_verdicts = pairs(
-            f"SELECT verdict, count() AS n FROM claim_verdicts WHERE {mine} "
+            f"SELECT verdict, count() AS n FROM current_claim_verdicts WHERE {mine} "
             "GROUP BY verdict ORDER BY n DESC, verdict"
         )
         if malformed:
@@ -472,7 +475,7 @@ def render_summary(console: Any, result: DemoResult) -> None:
                 mix("notifications", s.notifications),
                 mix("open contradictions", s.contradictions),
                 mix("provenance findings", s.findings),
-                mix("claim verdicts", s.claim_verdicts),
+                mix("claim verdicts (current)", s.claim_verdicts),
                 mix("dead letters (malformed input)", s.dead_letters),
             ],
             padding=(0, 3),

@@ -96,6 +96,41 @@ def test_clickhouse_accounts_equal_replay_of_the_published_events(demo_run: Demo
     assert not mismatched, f"{len(mismatched)} runs differ from replay, e.g. {mismatched[0]}"
 
 
+def replay_current_verdicts(events: list[dict[str, Any]]) -> dict[str, tuple[Any, ...]]:
+    """Replay's current verdict per claim: its latest settlement, unless withdrawn."""
+    items = [SourceItem("demo", n, orjson.dumps(e), value=e) for n, e in enumerate(events, 1)]
+    latest: dict[str, Mapping[str, Any]] = {}
+    for record in replay_items(items, Engine(), Limits(), ReplayStats()):
+        if record.kind == "claim_verdict":
+            latest[record.body["claim_id"]] = record.body  # settlements come in order
+    return {
+        claim: (v["claim_kind"], v["verdict"], v["subject"], v["reason"], v["span_text"])
+        for claim, v in latest.items()
+        if not v["withdrawn"]
+    }
+
+
+def test_current_claim_verdicts_equal_replay_of_the_published_events(
+    demo_run: DemoResult,
+) -> None:
+    """The worker saw each run's events in another order than replay (several topics);
+    verdicts settle, so each claim's current verdict is still replay's, and so are the
+    demo's counts (SPEC 6)."""
+    expected = replay_current_verdicts(demo_run.events)
+    assert expected, "the clean scenario's runs submit a narrative"
+    conn = clickhouse.connect(demo_run.dsn)
+    rows = conn.rows(
+        "SELECT claim_id, claim_kind, verdict, subject, reason, span_text "
+        f"FROM {conn.table('current_claim_verdicts')} WHERE startsWith(run_id, {{p:String}})",
+        {"p": demo_run.prefix + "-"},
+    )
+    assert {claim: tuple(rest) for claim, *rest in rows} == expected
+    counts: dict[str, int] = {}
+    for _, verdict, *_ in expected.values():
+        counts[verdict] = counts.get(verdict, 0) + 1
+    assert demo_run.summary.claim_verdicts == counts
+
+
 def test_malformed_messages_are_dead_letters_with_their_bytes(demo_run: DemoResult) -> None:
     conn = clickhouse.connect(demo_run.dsn)
     rows = conn.rows(
