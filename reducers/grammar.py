@@ -63,6 +63,11 @@ class Found:
     blocked: Blocker | None
 
 
+def _class_of(text: str) -> frozenset[str]:
+    """A word class from a whitespace-separated list."""
+    return frozenset(text.split())
+
+
 # -- word classes ------------------------------------------------------------------------
 
 BE = frozenset({"is", "are", "was", "were", "been", "be", "am", "'s", "'re", "'m", "got", "gets"})
@@ -169,136 +174,23 @@ FAILURE = frozenset(
     }
 )
 # Base-form verbs that open an imperative sentence ("Verify the output…", "Run tests").
-IMPERATIVES = frozenset(
-    [
-        "verify",
-        "validate",
-        "run",
-        "mark",
-        "check",
-        "create",
-        "add",
-        "fix",
-        "push",
-        "merge",
-        "send",
-        "release",
-        "trigger",
-        "test",
-        "review",
-        "begin",
-        "let",
-        "give",
-        "make",
-        "update",
-        "install",
-        "deploy",
-        "publish",
-        "open",
-        "close",
-        "ensure",
-        "execute",
-        "monitor",
-        "watch",
-        "wait",
-        "remove",
-        "delete",
-        "write",
-        "use",
-        "try",
-        "go",
-        "please",
-        "see",
-        "read",
-        "connect",
-        "skip",
-        "implement",
-        "build",
-        "commit",
-        "submit",
-        "upload",
-        "post",
-        "apply",
-        "provide",
-        "include",
-        "document",
-        "configure",
-        "consider",
-        "refer",
-        "follow",
-        "rerun",
-        "re-run",
-        "retry",
-        "restart",
-        "start",
-        "stop",
-        "launch",
-        "click",
-        "navigate",
-        "type",
-        "enter",
-        "select",
-        "copy",
-        "paste",
-        "compile",
-        "confirm",
-        "set",
-        "keep",
-        "avoid",
-        "call",
-        "do",
-    ]
+IMPERATIVES = _class_of(
+    """verify validate run mark check create add fix push merge send release trigger test
+    review begin let give make update install deploy publish open close ensure execute
+    monitor watch wait remove delete write use try go please see read connect skip
+    implement build commit submit upload post apply provide include document configure
+    consider refer follow rerun re-run retry restart start stop launch click navigate
+    type enter select copy paste compile confirm set keep avoid call do"""
 )
 # Past forms a sentence may open with in a report ("Ran all unit tests", "Fixed …").
-PAST_OPENERS = frozenset(
-    [
-        "ran",
-        "made",
-        "wrote",
-        "built",
-        "sent",
-        "set",
-        "put",
-        "got",
-        "did",
-        "found",
-        "took",
-        "gave",
-        "kept",
-        "read",
-    ]
-)
+PAST_OPENERS = _class_of("ran made wrote built sent set put got did found took gave kept read")
 
 # Nouns that make a "completed successfully"/"ran" subject a verification, an effect or
 # a durable record rather than a task.
-VERIFY_NOUNS = frozenset(
-    [
-        "script",
-        "scripts",
-        "solution",
-        "program",
-        "test",
-        "tests",
-        "suite",
-        "suites",
-        "check",
-        "checks",
-        "build",
-        "builds",
-        "validation",
-        "validations",
-        "verification",
-        "run",
-        "runs",
-        "ci",
-        "pipeline",
-        "lint",
-        "linter",
-        "linting",
-        "typecheck",
-        "stylecheck",
-        "preflight",
-    ]
+VERIFY_NOUNS = _class_of(
+    """script scripts solution program test tests suite suites check checks build builds
+    validation validations verification run runs ci pipeline lint linter linting
+    typecheck stylecheck preflight"""
 )
 PUSH_NOUNS = frozenset({"push", "deploy", "deployment", "release", "upload"})
 RECORD_NOUNS = frozenset({"commit", "merge"})
@@ -313,100 +205,30 @@ BRANCH_WORDS = frozenset(
 # -- heads ---------------------------------------------------------------------------------
 
 # Completion heads that assert a result in any construction.
-STRONG = frozenset(
-    [
-        "complete",
-        "completed",
-        "done",
-        "finished",
-        "fixed",
-        "resolved",
-        "solved",
-        "fulfilled",
-        "addressed",
-        "ready",
-        "installed",
-        "closed",
-    ]
+STRONG = _class_of(
+    """complete completed done finished fixed resolved solved fulfilled addressed ready
+    installed closed"""
 )
 # Change verbs: a result only in the perfect passive ("has been generated"), in a
 # first-person perfect that opens its clause ("I've created …"), or with
 # "successfully" ("The PR successfully upgraded …").
-WEAK = frozenset(
-    [
-        "added",
-        "generated",
-        "computed",
-        "filled",
-        "revised",
-        "upgraded",
-        "created",
-        "analyzed",
-        "analysed",
-        "identified",
-        "integrated",
-        "licensed",
-        "built",
-        "achieved",
-        "accomplished",
-        "updated",
-        "migrated",
-        "refactored",
-    ]
+WEAK = _class_of(
+    """added generated computed filled revised upgraded created analyzed analysed
+    identified integrated licensed built achieved accomplished updated migrated
+    refactored"""
 )
 WEAK_PASSIVE_EXCLUDED = frozenset({"created", "updated", "added"})
-VERIFY_HEADS = frozenset(
-    [
-        "pass",
-        "passes",
-        "passed",
-        "passing",
-        "green",
-        "verified",
-        "validated",
-        "tested",
-        "confirmed",
-        "successful",
-        "succeeded",
-        "ok",
-        "satisfied",
-    ]
+VERIFY_HEADS = _class_of(
+    """pass passes passed passing green verified validated tested confirmed successful
+    succeeded ok satisfied"""
 )
-EFFECT_HEADS = frozenset(
-    [
-        "opens",
-        "pushed",
-        "uploaded",
-        "sent",
-        "emailed",
-        "posted",
-        "published",
-        "deployed",
-        "released",
-        "shipped",
-        "notified",
-        "opened",
-        "created",
-        "filed",
-        "merged",
-        "submitted",
-        "destroyed",
-    ]
+EFFECT_HEADS = _class_of(
+    """opens pushed uploaded sent emailed posted published deployed released shipped
+    notified opened created filed merged submitted destroyed"""
 )
-PERSIST_HEADS = frozenset(
-    [
-        "committed",
-        "saved",
-        "written",
-        "wrote",
-        "stored",
-        "persisted",
-        "populated",
-        "logged",
-        "recorded",
-        "merged",
-        "versioned",
-    ]
+PERSIST_HEADS = _class_of(
+    """committed saved written wrote stored persisted populated logged recorded merged
+    versioned"""
 )
 # Effect heads that need a remote object (a PR, an issue) next to them to be effects.
 NEEDS_REMOTE = frozenset({"opened", "opens", "created", "filed", "submitted", "merged"})
@@ -439,23 +261,20 @@ def _nounish(word: str) -> bool:
         return False
     if word in _VERB_FORMS or (len(word) > 4 and word.endswith("ed")):
         return False
-    return word not in (
-        BE
-        | HAVE
-        | MODAL
-        | ADVERBS
-        | NEGATORS
-        | DETERMINERS
-        | PREPOSITIONS
-        | CONJUNCTIONS
-        | WH
-        | SUBORDINATORS
-        | {"that", "which", "to", "there"}
-    ) or word in {"everything", "all", "both", "this", "that", "it", "nothing", "none"}
+    return word not in _NOT_NOUN or word in {
+        "everything",
+        "all",
+        "both",
+        "this",
+        "that",
+        "it",
+        "nothing",
+        "none",
+    }
 
 
 def _is_pastish(word: str) -> bool:
-    return word.endswith("ed") or word in PAST_OPENERS or word in EFFECT_HEADS | PERSIST_HEADS
+    return word.endswith("ed") or word in PAST_OPENERS or word in _RECORD_OR_EFFECT
 
 
 # Heads that are adjectives, never verbs taking an object ("done status").
@@ -464,6 +283,21 @@ _RUNNABLE = frozenset({"script", "scripts", "program", "solution", "test", "test
 # Edits that, made to a pull request or an issue, are effects on a remote.
 _REMOTE_EDITS = frozenset({"added", "updated", "applied", "labeled", "labelled", "edited"})
 _SOFT = frozenset({",", "and", "or", "but", "so", "because", "which", "that", "after"})
+_BE_HAVE = BE | HAVE
+_FINITE = BE | HAVE | MODAL
+_AUX_CHAIN = BE | HAVE | MODAL | PARTIAL | GENERIC | {"not", "never", "being"}
+_PAREN_HEADS = VERIFY_HEADS | STRONG
+_SUBJECT_NOUNS = VERIFY_NOUNS | PUSH_NOUNS | RECORD_NOUNS
+_OTHER_KIND_NOUNS = PUSH_NOUNS | RECORD_NOUNS
+_OPENERS = PAST_OPENERS | {"successfully"}
+_BRANCHY = BRANCH_WORDS | {"feature"}
+_CLAUSE_END = HARD | {","} | CONTRAST
+_RECORD_OR_EFFECT = EFFECT_HEADS | PERSIST_HEADS
+_NOT_NOUN = (
+    (BE | HAVE | MODAL | ADVERBS | NEGATORS | DETERMINERS | PREPOSITIONS | CONJUNCTIONS | WH)
+    | SUBORDINATORS
+    | {"that", "which", "to", "there"}
+)
 _VERB_FORMS = STRONG | WEAK | EFFECT_HEADS | PERSIST_HEADS | PAST_OPENERS | {"implemented"}
 
 
@@ -539,16 +373,16 @@ def _use(words: Sequence[str], h: int, prior: Use | None, sentence_lo: int = 0) 
     aux: list[str] = []
     k = j
     while k >= floor and (
-        words[k] in BE | HAVE | MODAL | PARTIAL | GENERIC | {"not", "never", "being"}
+        words[k] in _AUX_CHAIN
         or words[k] in ADVERBS
         or words[k].endswith("n't")
-        or (words[k] == "to" and words[k + 1] in BE | HAVE)
+        or (words[k] == "to" and words[k + 1] in _BE_HAVE)
     ):
         if words[k] not in ADVERBS:
             aux.append(words[k])
         k -= 1
     # Contractions carry subject and auxiliary: "I've", "you're", "it's".
-    if k >= floor and "'" in words[k] and words[k].split("'", 1)[0] in PRONOUNS | {"i", "we"}:
+    if k >= floor and "'" in words[k] and words[k].split("'", 1)[0] in PRONOUNS:
         who, suffix = words[k].split("'", 1)
         aux.append("'" + suffix)
         return Use("first" if who in ("i", "we") else "aux", k, tuple(aux), (who,))
@@ -562,7 +396,7 @@ def _use(words: Sequence[str], h: int, prior: Use | None, sentence_lo: int = 0) 
     if j < floor:
         if floor > 0 and words[floor - 1] == "(":
             # "npm run build (passes; …)": a parenthetical about what precedes it.
-            if words[h] not in VERIFY_HEADS | STRONG or words[h + 1 : h + 2] not in ([")"], [";"]):
+            if words[h] not in _PAREN_HEADS or words[h + 1 : h + 2] not in ([")"], [";"]):
                 return None
             before = floor - 2
             if before >= 0 and _nounish(words[before]):
@@ -585,7 +419,7 @@ def _use(words: Sequence[str], h: int, prior: Use | None, sentence_lo: int = 0) 
         return Use("pronoun", j, (), (left,))
     if left == "(":
         # "npm run build (passes; …)": the head is a parenthetical about what precedes.
-        if words[h] not in VERIFY_HEADS | STRONG or words[h + 1 : h + 2] not in ([")"], [";"]):
+        if words[h] not in _PAREN_HEADS or words[h + 1 : h + 2] not in ([")"], [";"]):
             return None
         if j - 1 >= 0 and _nounish(words[j - 1]):
             return Use("np", _subject_start(words, j - 1, _clause_start(words, j - 1)), (), ())
@@ -605,7 +439,7 @@ def _use(words: Sequence[str], h: int, prior: Use | None, sentence_lo: int = 0) 
                 return None
         lo = _subject_start(words, end, floor)
         soft = max([floor] + [x + 1 for x in range(floor, lo) if words[x] in _SOFT])
-        if any(words[x] in BE | HAVE | MODAL for x in range(soft, lo)):
+        if any(words[x] in _FINITE for x in range(soft, lo)):
             return None
         if any(_is_pastish(words[x]) and x > soft for x in range(soft, lo)):
             return None
@@ -618,7 +452,7 @@ def _after_comma(words: Sequence[str], h: int, j: int, floor: int) -> Use | None
     files, resolved") or a reduced clause about the noun before it (", resolved by …")."""
     k = j - 1
     while k >= floor and words[k] != ",":
-        if words[k] in BE | HAVE | MODAL or _is_pastish(words[k]):
+        if words[k] in _FINITE or _is_pastish(words[k]):
             break
         k -= 1
     if k >= floor and words[k] == "," and k - 1 >= floor and _nounish(words[k - 1]):
@@ -663,7 +497,7 @@ def _subject_noun(use: Use | None, words: Sequence[str], h: int) -> str:
     noun = subject[-1] if subject else ""
     if noun == "it":
         for w in words[:h]:
-            if w in VERIFY_NOUNS | PUSH_NOUNS | RECORD_NOUNS:
+            if w in _SUBJECT_NOUNS:
                 return w
     return noun
 
@@ -678,6 +512,22 @@ def _kind_by_subject(noun: str, default: ClaimKind) -> ClaimKind:
     return default
 
 
+# Every word `_head` looks at: the rest cannot start a claim, and are passed over.
+_HEAD_WORDS = (
+    STRONG
+    | WEAK
+    | VERIFY_HEADS
+    | EFFECT_HEADS
+    | PERSIST_HEADS
+    | RESULT_ING
+    | PRESENT_DEEDS
+    | REPORTERS
+    | _REMOTE_EDITS
+    | _class_of("set out handed marked ready ran executed worked working works clean live")
+    | _class_of("serves implemented success broke")
+)
+
+
 def _head_candidates(words: Sequence[str], toks: Sequence[Token_]) -> list[Candidate]:
     out: list[Candidate] = []
     prior: Use | None = None
@@ -685,12 +535,12 @@ def _head_candidates(words: Sequence[str], toks: Sequence[Token_]) -> list[Candi
     for h, w in enumerate(words):
         if w in HARD or w in CONTRAST:
             prior = None
-        cand = _head(words, toks, h, w, prior)
+        cand = _head(words, toks, h, w, prior) if w in _HEAD_WORDS or w.endswith("-ready") else None
         if cand is not None:
             out.append(cand)
             if cand.use is not None and cand.use.how != "coord":
                 prior = cand.use
-        elif prior is None and h == 0 and w in PAST_OPENERS | {"successfully"}:
+        elif prior is None and h == 0 and w in _OPENERS:
             prior = Use("agentless", 0, (), ())
         elif prior is None and w in ("i", "we") and h == _clause_start(words, h):
             prior = Use("pronoun", h, (), (w,))
@@ -785,7 +635,7 @@ def _attributive(words: Sequence[str], h: int) -> bool:
         return True
     rest = words[h + 1 :]
     stop = next((i for i, x in enumerate(rest) if x in HARD or x == ","), len(rest))
-    return any(x in BE | HAVE for x in rest[:stop]) and _nounish(nxt)
+    return any(x in _BE_HAVE for x in rest[:stop]) and _nounish(nxt)
 
 
 def _completion(words: Sequence[str], h: int, w: str, prior: Use | None) -> Candidate | None:
@@ -815,7 +665,7 @@ def _completion(words: Sequence[str], h: int, w: str, prior: Use | None) -> Cand
         return None  # "(done status)": an adjective before its noun, not a report
     noun = _subject_noun(use, words, h)
     kind: ClaimKind = "completion"
-    if w in ("complete", "completed") and noun in PUSH_NOUNS | RECORD_NOUNS:
+    if w in ("complete", "completed") and noun in _OTHER_KIND_NOUNS:
         kind = _kind_by_subject(noun, "completion")
     if w == "completed" and noun in _RUNNABLE:
         kind = "verification"  # "the script completed": it ran
@@ -987,9 +837,7 @@ def _effect_or_record(words: Sequence[str], h: int, w: str, prior: Use | None) -
     if w == "merged":
         if remote:
             return _built("effect", "merged_pr", use, h, h)
-        branchy = _object_is_branch(words, h) or any(
-            x in BRANCH_WORDS | {"feature"} for x in use.subject
-        )
+        branchy = _object_is_branch(words, h) or any(x in _BRANCHY for x in use.subject)
         return _built("persistence", "merged", use, h, h) if branchy else None
     if w in NEEDS_REMOTE:
         ahead = [x for x in range(h + 1, min(h + 5, len(words))) if words[x] in REMOTE_NOUNS]
@@ -1011,27 +859,16 @@ def _effect_or_record(words: Sequence[str], h: int, w: str, prior: Use | None) -
 # -- rules over the whole sentence ---------------------------------------------------------
 
 _HEX = re.compile(r"`?[0-9a-f]{7,40}`?$")
-_NONE_VERBS = frozenset(
-    [
-        "push",
-        "post",
-        "send",
-        "publish",
-        "deploy",
-        "release",
-        "merge",
-        "create",
-        "open",
-        "approve",
-        "flip",
-        "apply",
-        "upload",
-        "email",
-        "notify",
-        "file",
-        "submit",
-        "share",
-    ]
+_NONE_VERBS = _class_of(
+    """push post send publish deploy release merge create open approve flip apply upload
+    email notify file submit share"""
+)
+
+
+# The words a sentence-wide rule below starts from.
+_TRIGGERS = _class_of(
+    """commit hash sha working version merge did didn't no needs commits nothing zero `n
+    rc=0 exit=0 code correctly ("""
 )
 
 
@@ -1039,6 +876,8 @@ def _sentence_candidates(words: Sequence[str], toks: Sequence[Token_]) -> list[C
     out: list[Candidate] = []
     n = len(words)
     for i, w in enumerate(words):
+        if w not in _TRIGGERS and not w.startswith("match"):
+            continue
         nxt = words[i + 1] if i + 1 < n else ""
         # "Commit: 47d0420", "Git Commit: 0d292f1e", "(commit `c9d84e46`)".
         if w in ("commit", "hash", "sha") and i + 1 < n:
@@ -1092,7 +931,7 @@ def _sentence_candidates(words: Sequence[str], toks: Sequence[Token_]) -> list[C
         # The SPEC's own wordings of "nothing external happened".
         if w == "no" and nxt in ("external", "side-effects") and i + 2 < n:
             hi = i + 2
-            if words[hi + 1 : hi + 2] and words[hi + 1] in BE | HAVE:
+            if words[hi + 1 : hi + 2] and words[hi + 1] in _BE_HAVE:
                 hi = min(n - 1, hi + (3 if words[hi + 2 : hi + 3] == ["been"] else 2))
             out.append(Candidate("effect", "no_external_changes", i, hi, i, none=True))
         if w == "nothing" and any(
@@ -1140,7 +979,7 @@ def _sentence_candidates(words: Sequence[str], toks: Sequence[Token_]) -> list[C
 
 
 def _skip_adverbs_fwd(words: Sequence[str], j: int) -> int:
-    while j < len(words) and words[j] in ADVERBS | {"*", "**"}:
+    while j < len(words) and words[j] in ADVERBS:
         j += 1
     return j
 
@@ -1225,7 +1064,7 @@ def _blocker(sentence: Sentence, words: Sequence[str], cand: Candidate) -> Block
     if first is not None and words[first] in ("if", "unless", "assuming", "suppose", "provided"):
         return "hypothetical"
     clause_hi = h
-    while clause_hi + 1 < n and words[clause_hi + 1] not in HARD | {","} | CONTRAST:
+    while clause_hi + 1 < n and words[clause_hi + 1] not in _CLAUSE_END:
         clause_hi += 1
     for x in range(clause_lo, min(clause_hi + 1, h + 6)):
         if words[x] in PARTIAL or (

@@ -17,7 +17,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Literal
+from typing import Literal, NamedTuple
 
 from markdown_it import MarkdownIt
 from markdown_it.token import Token
@@ -35,8 +35,7 @@ _SHELL_FENCES = frozenset({"bash", "sh", "shell", "zsh", "console", "powershell"
 _TASK_BOX = re.compile(r"\[([ xX])\]\s")
 
 
-@dataclass(frozen=True, slots=True)
-class Token_:
+class Token_(NamedTuple):
     """One token: its normalized form, where it sits in the text, and its raw text."""
 
     norm: str
@@ -262,8 +261,14 @@ def tokens(text: str, start: int, end: int) -> list[Token_]:
     out = []
     for m in _TOKEN.finditer(text, start, end):
         kind = m.lastgroup
-        assert kind is not None
         raw = m.group()
+        if kind == "word":  # most tokens: no markers, no surrounding space
+            norm = raw.lower()
+            if "\u2019" in norm:
+                norm = norm.replace("\u2019", "'")
+            out.append(Token_(norm, m.start(), m.end(), raw))
+            continue
+        assert kind is not None
         lead = len(raw) - len(raw.lstrip())
         out.append(Token_(_norm(kind, raw), m.start() + lead, m.end(), raw.strip()))
     return out
