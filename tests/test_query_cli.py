@@ -98,10 +98,11 @@ def test_migrate_and_status_commands(tmp_path: Path) -> None:
         first = runner.invoke(clickhouse_cmd, ["migrate", "--clickhouse", dsn])
         assert first.exit_code == 0, first.output
         assert "applied version 1" in first.output and "version 4 skipped" in first.output
+        assert "applied version 5" in first.output and "version 6 skipped" in first.output
         second = runner.invoke(clickhouse_cmd, ["migrate", "--clickhouse", dsn])
         assert "up to date" in second.output
         status = runner.invoke(clickhouse_cmd, ["status", "--clickhouse", dsn])
-        assert "schema versions: [1, 2, 3, 4]" in status.output
-        assert "account_revisions" in status.output
+        assert "schema versions: [1, 2, 3, 4, 5, 6]" in status.output
+        assert "account_revisions" in status.output and "claim_notifications" in status.output
     finally:
         clickhouse.close_all()
