@@ -156,25 +156,3 @@ def claim_notification(
         "withdrawn": sum(1 for b in bodies if b["withdrawn"]),
     }
     return OutputRecord("claim_notification", run_id, notification_id, body)
-
-
-def check_narrative(
-    narrative: NarrativeSubmitted, account: Account | None, revision: int | None
-) -> list[OutputRecord]:
-    """One narrative against one account, statelessly, in the record format verdicts had
-    before they settled: no settlement fields, and ids `<run_id>:<narrative_id>:<index>`
-    numbering claims then omissions. The checker's rule tests (tests/test_claims.py) use
-    it; the pipeline's records come from `settle`, whose ids are claim ids.
-
-    `account` is the canonical body of the revision checked (None if the run has none
-    yet) and `revision` its number (taken from the account when None). Claims come
-    first, in text order, then omissions by subject.
-    """
-    if revision is None and account is not None:
-        revision = account.get("revision")
-    out = []
-    for index, judged in enumerate(judge_reading(read(narrative.text), account)):
-        verdict_id = f"{narrative.run_id}:{narrative.narrative_id}:{index}"
-        body = {"verdict_id": verdict_id, **_verdict_fields(narrative, revision, judged)}
-        out.append(OutputRecord("claim_verdict", narrative.run_id, verdict_id, body))
-    return out

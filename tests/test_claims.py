@@ -15,13 +15,17 @@ import pytest
 from reducers.events import NarrativeSubmitted
 from reducers.grammar import scan
 from reducers.validate import parse_event
-from reducers.verdicts import check_narrative
+from reducers.verdicts import NarrativeClaims, settle
 from tests.builders import RunBuilder, artifact, fold_events
 
 Body = Mapping[str, Any]
 
 VERDICT_FIELDS = {
     "verdict_id",
+    "claim_id",
+    "settlement",
+    "supersedes",
+    "withdrawn",
     "run_id",
     "narrative_id",
     "event_id",
@@ -34,6 +38,13 @@ VERDICT_FIELDS = {
     "span_text",
     "reason",
 }
+
+
+def check_narrative(
+    narrative: NarrativeSubmitted, account: Mapping[str, Any] | None, revision: int | None
+) -> list[Any]:
+    """A narrative's first verdicts against one account, as the engine records them."""
+    return settle(NarrativeClaims.of(narrative), account, revision)
 
 
 def narrative_of(b: RunBuilder, text: str, narrative_id: str = "nar-1") -> NarrativeSubmitted:
@@ -499,7 +510,11 @@ def test_failing_required_check_left_out_is_omitted() -> None:
     bodies = check(b, check_run(b, unit="fail"), "I refactored the parser.")
     assert bodies == [
         {
-            "verdict_id": "run-1:nar-1:0",
+            "verdict_id": "run-1:nar-1:omission:check:unit",
+            "claim_id": "run-1:nar-1:omission:check:unit",
+            "settlement": 1,
+            "supersedes": None,
+            "withdrawn": False,
             "run_id": "run-1",
             "narrative_id": "nar-1",
             "event_id": bodies[0]["event_id"],
@@ -641,7 +656,8 @@ def test_records_follow_docs_records_md() -> None:
         body = record.body
         assert set(body) == VERDICT_FIELDS
         assert record.kind == "claim_verdict" and record.topic == "outcomes.claim-verdicts.v1"
-        assert record.id == body["verdict_id"] == f"run-x:n-7:{index}"
+        key = str(index) if body["verdict"] != "omitted" else f"omission:{body['subject']}"
+        assert record.id == body["verdict_id"] == body["claim_id"] == f"run-x:n-7:{key}"
         assert (body["run_id"], body["narrative_id"], body["event_id"]) == (
             "run-x",
             "n-7",
