@@ -22,8 +22,9 @@ import tempfile
 import time
 from pathlib import Path
 
+from devtools import samples
 from reducers.records import OutputRecord
-from sinks import clickhouse, samples, schema
+from sinks import clickhouse, schema
 from sinks.rows import Row, rows_for
 from sinks.writer import ClickHouseWriter
 

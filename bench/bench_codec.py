@@ -1,7 +1,7 @@
 """Codec throughput on one core: encode and decode records/s for a realistic event mix.
 
 Side by side in one run: fastavro's schemaless writer and reader alone (no framing, no
-checks), the codec's generated ones alone (`streams/avro_fast.py`, which the codec uses
+checks), the codec's generated ones alone (`common/avro_fast.py`, which the codec uses
 in fastavro's place), and the codec's paths (`encode_event`, `decode_event_fast`,
 canonical `decode`). Schemas are parsed and code generated once, before timing. Prints
 figures; asserts nothing.
@@ -22,11 +22,11 @@ from typing import Any
 
 import fastavro
 
+from common.codec import Codec, current_schemas
+from devtools.workload import generate_runs, interleave
 from reducers.records import OutputRecord
 from schemas import EVENT_SCHEMAS
-from streams.codec import Codec, current_schemas
 from streams.runfold import MemoryEventStore, Origin, RunFolder
-from streams.workload import generate_runs, interleave
 
 # Share of each event type in a typical run (tool and lifecycle traffic dominates).
 MIX: dict[str, int] = {

@@ -2,14 +2,14 @@
 
 Run: `.venv/bin/python bench/bench_e2e.py [--quick] [--out FILE]` (same flags as
 `outcomes bench --help`). The phases, definitions and targets are described in
-streams/bench.py and docs/benchmarks.md; results land in bench/results/<date>.json.
+devtools/bench.py and docs/benchmarks.md; results land in bench/results/<date>.json.
 """
 
 from __future__ import annotations
 
 import sys
 
-from streams.bench import bench
+from devtools.bench import bench
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -31,11 +31,11 @@ from typing import Any
 
 import orjson
 
+from common.runtime import tune_gc
+from devtools.workload import generate_run, generate_runs, interleave
 from reducers.engine import Engine
 from reducers.limits import Limits
 from streams.replay import ReplayStats, jsonl_items, replay_items, settling_state
-from streams.runtime import tune_gc
-from streams.workload import generate_run, generate_runs, interleave
 
 
 def write_mix(path: Path, runs: int, padding: int, seed: int = 7, *, mixed: bool = True) -> int:

@@ -22,16 +22,16 @@ from typing import Any, Protocol
 
 from confluent_kafka import Consumer, KafkaError, KafkaException, Message, TopicPartition
 
+from common.codec import Codec
+from common.errors import SCHEMA_VIOLATION, UNDECODABLE, CodecError
+from common.runtime import consume_ready
+from common.settings import Settings
 from reducers.catalog import OUTPUT_KINDS, OUTPUT_TOPICS
 from reducers.records import OutputRecord, dead_letter
 from sinks import defaults
 from sinks.exceptions import MalformedRecord, SinkError, UnknownRecordKind
 from sinks.rows import Row, rows_for, sink_dead_letter_rows
 from sinks.writer import ClickHouseWriter, WriteReport
-from streams.codec import Codec
-from streams.exceptions import SCHEMA_VIOLATION, UNDECODABLE, CodecError
-from streams.runtime import consume_ready
-from streams.settings import Settings
 
 log = logging.getLogger(__name__)
 

@@ -19,12 +19,12 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
+from common.settings import Settings
 from sinks import schema
 from sinks.clickhouse import Connection
 from sinks.exceptions import PurgeDenied, PurgeIncomplete
-from streams.settings import Settings
 
-CREDENTIAL_ENV = "OUTCOMES_PURGE_CREDENTIAL"  # read by streams.settings.Settings
+CREDENTIAL_ENV = "OUTCOMES_PURGE_CREDENTIAL"  # read by common.settings.Settings
 
 
 @dataclass(frozen=True)

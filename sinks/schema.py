@@ -16,9 +16,9 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
+from common.settings import Settings
 from sinks.clickhouse import Connection
 from sinks.exceptions import PurgeDenied, SchemaNotMigrated
-from streams.settings import Settings
 
 log = logging.getLogger(__name__)
 

@@ -94,7 +94,7 @@ def file_items(path: Path, limits: Limits) -> Iterator[SourceItem]:
     with path.open("rb") as handle:
         magic = handle.read(4)
     if magic == b"Obj\x01":
-        from streams.codec import iter_container_items
+        from common.codec import iter_container_items
 
         yield from iter_container_items(path, limits)
     else:

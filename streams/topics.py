@@ -14,10 +14,10 @@ from typing import Any, Final, Literal
 
 import click
 
+from common.settings import Settings
 from reducers.catalog import INPUT_TOPICS, OUTPUT_TOPICS, RUN_LOG_TOPIC
 from reducers.errors import OutcomesError
 from reducers.limits import Limits
-from streams.settings import Settings
 
 KiB: Final = 1024
 MiB: Final = 1024 * KiB
@@ -225,7 +225,7 @@ def read_range(
     """
     from confluent_kafka import Consumer, TopicPartition
 
-    from streams.runtime import consume_ready
+    from common.runtime import consume_ready
 
     pending = {tp: end[tp] for tp, offset in start.items() if end.get(tp, 0) > offset}
     consumer = Consumer(
@@ -547,3 +547,44 @@ def ensure_command(bootstrap: str | None, fix_config: bool, timeout: float) -> N
     click.echo(summary)
     if report.drift:
         raise SystemExit(1)
+
+
+def cluster_brokers(bootstrap: str, timeout: float = 3.0) -> int | None:
+    """How many brokers answer a metadata request at `bootstrap`, or None when none does."""
+    health = cluster_health(bootstrap, timeout)
+    return health[0] if health is not None else None
+
+
+def cluster_health(bootstrap: str, timeout: float = 3.0) -> tuple[int, int] | None:
+    """(brokers answering, partitions whose end offset cannot be read yet) at
+    `bootstrap`, or None when no broker answers a metadata request.
+
+    A broker restarted on a large log answers metadata requests, and even names itself
+    leader, while it still loads its partitions; until then clients reading offsets get
+    NOT_LEADER_FOR_PARTITION (seen here for ~0.6 s after a restart on 7 GB of logs).
+    """
+    from confluent_kafka import KafkaException, TopicPartition
+    from confluent_kafka.admin import AdminClient, OffsetSpec
+
+    # log_level 0: while a broker starts, refused connections are expected and the
+    # return value already says whether anything answered; librdkafka's per-attempt
+    # error lines would only bury the CLI's own message.
+    admin = AdminClient({"bootstrap.servers": bootstrap, "socket.timeout.ms": 2000, "log_level": 0})
+    try:
+        metadata = admin.list_topics(timeout=timeout)
+    except KafkaException:
+        return None  # "no broker answered" is the answer this function exists to give
+    partitions = {
+        TopicPartition(name, number): OffsetSpec.latest()
+        for name, topic in metadata.topics.items()
+        for number in topic.partitions
+    }
+    if not partitions:
+        return len(metadata.brokers), 0
+    unreadable = 0
+    for future in admin.list_offsets(partitions, request_timeout=timeout).values():
+        try:
+            future.result()
+        except KafkaException:
+            unreadable += 1  # counted: this is what the caller waits out
+    return len(metadata.brokers), unreadable

@@ -24,13 +24,13 @@ from typing import Literal
 
 import click
 
+from common.codec import Codec
+from common.settings import Settings
 from reducers.catalog import DEFAULT_APP_ID, run_log_topic
 from reducers.errors import InvalidEvent, OutcomesError
 from reducers.events import Event
 from reducers.records import OutputRecord, dead_letter
 from reducers.validate import parse_event
-from streams.codec import Codec
-from streams.settings import Settings
 
 Engine = Literal["batch", "faust"]
 

@@ -37,14 +37,14 @@ from typing import Any
 
 from confluent_kafka import Consumer, KafkaError, KafkaException, Message, Producer, TopicPartition
 
+from common.codec import Codec
+from common.runtime import consume_ready
+from common.settings import Settings
 from reducers.catalog import INPUT_TOPICS, OUTPUT_TOPICS, run_log_topic
 from reducers.events import Event
 from reducers.records import OutputRecord
-from streams.codec import Codec
 from streams.merge import Partition, TimestampMerge
 from streams.runfold import FoldStats, Origin, RunFolder
-from streams.runtime import consume_ready
-from streams.settings import Settings
 from streams.worker import (
     WorkerError,
     WorkerOptions,
@@ -654,7 +654,7 @@ def serve_web(worker: BatchWorker, port: int) -> ThreadingHTTPServer:
 
 def run_batch_worker(settings: Settings, options: WorkerOptions, loglevel: str = "info") -> int:
     """Run the batch engine until idle or signalled; returns the exit code."""
-    from streams.runtime import freeze_survivors
+    from common.runtime import freeze_survivors
 
     logging.basicConfig(
         level=getattr(logging, loglevel.upper()),

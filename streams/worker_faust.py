@@ -24,10 +24,10 @@ import signal
 import time
 from typing import Any
 
+from common.settings import Settings
 from reducers.catalog import INPUT_TOPICS, OUTPUT_TOPICS, run_log_topic
 from reducers.records import OutputRecord
 from streams.runfold import Origin, RunFolder
-from streams.settings import Settings
 from streams.worker import (
     WorkerError,
     WorkerOptions,
@@ -73,7 +73,7 @@ def build_app(settings: Settings, options: WorkerOptions) -> Any:
     """The faust app with its topics, tables and agents (not started)."""
     import faust
 
-    from streams.codec import Codec
+    from common.codec import Codec
 
     codec = Codec(settings)
     datadir = settings.state_dir / "worker" / options.app_id
@@ -286,7 +286,7 @@ def run_faust_worker(settings: Settings, options: WorkerOptions, loglevel: str =
     """Start the worker and block until it stops; returns the process exit code."""
     import faust
 
-    from streams.runtime import tune_gc
+    from common.runtime import tune_gc
 
     tune_gc()
     # aiokafka logs every frame at DEBUG; even filtered out, building those records cost

@@ -17,8 +17,9 @@ from collections.abc import Callable, Iterator
 
 import pytest
 
-from streams.devstack import cluster_brokers, read_stack
-from streams.settings import Settings
+from common.settings import Settings
+from devtools.devstack import read_stack
+from streams.topics import cluster_brokers
 
 KafkaConfig = dict[str, str | int | float | bool]
 """confluent-kafka client properties, typed as its constructors take them."""

@@ -13,7 +13,8 @@ from typing import Any
 
 import pytest
 
-from sinks import clickhouse, samples
+from devtools import samples
+from sinks import clickhouse
 from sinks.query import QueryResult, run_query
 from sinks.writer import ClickHouseWriter
 

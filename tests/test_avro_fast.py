@@ -1,6 +1,6 @@
 """The generated canonical JSON -> Avro converters agree with the generic ones.
 
-`streams/avro_fast.py` may only accept what the generic converters accept, with the same
+`common/avro_fast.py` may only accept what the generic converters accept, with the same
 result; whatever it refuses goes to the generic converter, which converts it or raises
 the violation with its path. Checked on every output and event of a generated fleet,
 and on values broken one field at a time.
@@ -20,13 +20,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import schemas
+from common.avro_fast import FastConverters, FastReaders, FastWriters, _varint
+from common.codec import Codec, _catalog, _Converters, _to_bytes, timestamp_micros
+from common.errors import CodecError
+from devtools.workload import generate_runs, interleave
 from reducers.records import OutputRecord
-from streams.avro_fast import FastConverters, FastReaders, FastWriters, _varint
-from streams.codec import Codec, _catalog, _Converters, _to_bytes, timestamp_micros
-from streams.exceptions import CodecError
 from streams.runfold import MemoryEventStore, Origin, RunFolder
-from streams.workload import generate_runs, interleave
-from tests.test_codec_support import record_strategy, sample_output
+from tests.codec_support import record_strategy, sample_output
 
 DEFINITIONS = schemas.current_definitions()
 FAST = FastConverters(DEFINITIONS, timestamp_micros, _to_bytes)

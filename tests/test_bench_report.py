@@ -9,7 +9,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from streams.bench import (
+from devtools.bench import (
     latency_parts,
     percentile,
     targets,

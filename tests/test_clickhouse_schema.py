@@ -120,7 +120,7 @@ def test_a_database_of_schema_4_gains_settlements_and_keeps_its_verdicts(chdb_ds
     )
     assert current == [("run-z:n:0", 1, "contradicted"), ("run-z:n:1", 1, "omitted")]
 
-    from sinks.samples import verdict
+    from devtools.samples import verdict
     from sinks.writer import ClickHouseWriter
 
     first = verdict("run-y", "n", "0", "completion", "contradicted", "status_blocked", None)

@@ -14,8 +14,9 @@ from pathlib import Path
 import orjson
 import pytest
 
+from devtools import samples
 from reducers.records import OutputRecord
-from sinks import clickhouse, samples, schema
+from sinks import clickhouse, schema
 from sinks.exceptions import EngineBusy, EngineLocked
 from sinks.rows import rows_for
 from sinks.writer import ClickHouseWriter
@@ -60,9 +61,9 @@ def assert_exactly_once(conn: clickhouse.Connection, records: list[OutputRecord]
 
 def engine_records(runs: int = 21, padding: int = 1) -> list[OutputRecord]:
     """Records the real domain core emits for a seeded workload."""
+    from devtools.workload import generate_runs
     from reducers.engine import Engine
     from reducers.validate import parse_event
-    from streams.workload import generate_runs
 
     engine = Engine()
     out: list[OutputRecord] = []
@@ -235,7 +236,7 @@ def test_same_insert_token_is_stored_once(chdb_dsn: str) -> None:
 _KILLED_WRITER = textwrap.dedent(
     """
     import sys
-    from sinks import samples
+    from devtools import samples
     from sinks.writer import ClickHouseWriter
     records = [samples.account(f"run-{i:05d}", 1, status="complete", minute=i % 60, padding=20,
                predicates=[samples.predicate(f"check:c{j}", "satisfied", "passing", "e")

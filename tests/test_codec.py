@@ -15,10 +15,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import schemas
-from reducers.catalog import EVENT_TYPES, OUTPUT_KINDS, OUTPUT_TOPICS
-from reducers.limits import Limits
-from reducers.records import OutputRecord
-from streams.codec import (
+from common.codec import (
     MAX_MICROS,
     MIN_MICROS,
     Codec,
@@ -29,9 +26,12 @@ from streams.codec import (
     parse_timestamp,
     schema_fingerprint,
 )
-from streams.exceptions import CodecError, SchemaRegistryUnavailable
-from streams.settings import Settings
-from tests.test_codec_support import (
+from common.errors import CodecError, SchemaRegistryUnavailable
+from common.settings import Settings
+from reducers.catalog import EVENT_TYPES, OUTPUT_KINDS, OUTPUT_TOPICS
+from reducers.limits import Limits
+from reducers.records import OutputRecord
+from tests.codec_support import (
     micros,
     record_strategy,
     rfc3339,

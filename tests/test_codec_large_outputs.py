@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
+from common.codec import Codec, CodecError
 from reducers.limits import Limits
 from reducers.records import dead_letter
-from streams.codec import Codec, CodecError
 
 
 def test_a_dead_letter_of_a_too_large_event_decodes() -> None:

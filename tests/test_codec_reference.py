@@ -17,9 +17,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import schemas
-from reducers.catalog import EVENT_TYPES, OUTPUT_KINDS
-from reducers.records import OutputRecord
-from streams.codec import (
+from common.codec import (
     Codec,
     ContainerFailure,
     current_schemas,
@@ -27,8 +25,10 @@ from streams.codec import (
     strip_logical_types,
     write_container,
 )
-from streams.exceptions import CodecError
-from tests.test_codec_support import record_strategy, sample_event, sample_output
+from common.errors import CodecError
+from reducers.catalog import EVENT_TYPES, OUTPUT_KINDS
+from reducers.records import OutputRecord
+from tests.codec_support import record_strategy, sample_event, sample_output
 
 CODEC = Codec()
 EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
@@ -151,8 +151,8 @@ def test_container_reports_bad_records_and_corruption(tmp_path: Path) -> None:
 
 
 def test_container_items_for_replay(tmp_path: Path) -> None:
+    from common.codec import iter_container_items
     from reducers.limits import Limits
-    from streams.codec import iter_container_items
 
     path = tmp_path / "replay.avro"
     events = [sample_event("run.started", event_id="e1"), sample_event("review.recorded")]

@@ -18,12 +18,12 @@ import orjson
 import pytest
 from rich.console import Console
 
+from devtools.demo import DemoResult, run_demo
+from devtools.workload import SCENARIOS
 from reducers.engine import Engine
 from reducers.limits import Limits
 from sinks import clickhouse
-from streams.demo import DemoResult, run_demo
 from streams.replay import ReplayStats, SourceItem, replay_items
-from streams.workload import SCENARIOS
 
 BOOKKEEPING = frozenset(
     {
@@ -170,7 +170,7 @@ def test_summary_shows_every_scenario_effect(demo_run: DemoResult) -> None:
 
 
 def test_rendered_summary_names_status_and_predicates(demo_run: DemoResult) -> None:
-    from streams.demo import render_summary
+    from devtools.demo import render_summary
 
     out = io.StringIO()
     render_summary(Console(file=out, width=120), demo_run)
@@ -194,7 +194,7 @@ def test_demo_only_counts_its_own_runs(demo_run: DemoResult, kafka_bootstrap: st
 
 
 def test_unreachable_remote_broker_is_one_clear_error(tmp_path: Path) -> None:
-    from streams.demo import DemoError
+    from devtools.demo import DemoError
 
     with pytest.raises(DemoError, match=r"no Kafka broker answers at 10\.255\.255\.1:9092"):
         run_demo(

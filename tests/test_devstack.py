@@ -20,7 +20,8 @@ import pytest
 from click.testing import CliRunner
 from confluent_kafka.admin import AdminClient, NewTopic
 
-from streams.devstack import (
+from common.settings import Settings
+from devtools.devstack import (
     DevStackError,
     Layout,
     RunningNode,
@@ -38,7 +39,6 @@ from streams.devstack import (
     server_properties,
     up,
 )
-from streams.settings import Settings
 from streams.topics import TOPICS, describe_topic_configs, ensure_topics
 
 # --------------------------------------------------------------------------- pure

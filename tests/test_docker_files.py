@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from streams.devstack import KAFKA_VERSION, cache_root
+from devtools.devstack import KAFKA_VERSION, cache_root
 
 ROOT = Path(__file__).resolve().parent.parent
 COMPOSE_FILE = ROOT / "docker" / "compose.yaml"

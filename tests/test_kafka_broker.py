@@ -14,7 +14,7 @@ import pytest
 from confluent_kafka import Consumer, KafkaError, Message, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, ConfigResource
 
-from streams.settings import Settings
+from common.settings import Settings
 from streams.topics import aiokafka_options
 
 pytestmark = pytest.mark.kafka

@@ -10,11 +10,10 @@ from typing import Any
 import pytest
 from confluent_kafka import Consumer, TopicPartition
 
-from reducers.catalog import EVENT_TOPICS
-from reducers.timefmt import parse_rfc3339
-from streams.codec import Codec
-from streams.demo import end_offsets
-from streams.loadgen import (
+from common.codec import Codec
+from common.settings import Settings
+from devtools.demo import end_offsets
+from devtools.loadgen import (
     LoadgenError,
     LoadSpec,
     RateLimiter,
@@ -23,8 +22,9 @@ from streams.loadgen import (
     plan_runs,
     publish_load,
 )
-from streams.settings import Settings
-from streams.workload import SCENARIOS, generate_run
+from devtools.workload import SCENARIOS, generate_run
+from reducers.catalog import EVENT_TOPICS
+from reducers.timefmt import parse_rfc3339
 
 
 def test_plan_is_deterministic_and_cycles_every_scenario() -> None:

@@ -11,11 +11,11 @@ import orjson
 from click.testing import CliRunner
 from confluent_kafka import Consumer, KafkaError, TopicPartition
 
+from cli.produce import produce
+from common.codec import Codec, write_container
 from reducers.catalog import EVENT_TOPICS, INPUT_TOPICS
-from streams.cli_produce import produce
-from streams.codec import Codec, write_container
 from streams.topics import ensure_topics
-from tests.test_codec_support import sample_event
+from tests.codec_support import sample_event
 
 
 def _ends(conf: dict[str, str], topics: list[str]) -> list[TopicPartition]:

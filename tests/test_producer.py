@@ -13,12 +13,12 @@ import pytest
 from confluent_kafka import Consumer, KafkaError
 
 import schemas
+from common.codec import Codec
+from common.errors import CodecError, DeliveryError, ProducerBackpressure, ProducerClosed
 from reducers.catalog import EVENT_TOPICS, EVENT_TYPES
-from streams import producer as sdk
-from streams.codec import Codec
-from streams.exceptions import CodecError, DeliveryError, ProducerBackpressure, ProducerClosed
-from streams.producer import DeliveryReport, OutcomesProducer
-from streams.uuid7 import uuid7
+from streams.sdk import producer as sdk
+from streams.sdk.producer import DeliveryReport, OutcomesProducer
+from streams.sdk.uuid7 import uuid7
 
 DEFS = schemas.current_definitions()
 ENVELOPE = {"event_id", "run_id", "type", "occurred_at", "source"}

@@ -9,11 +9,12 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from sinks import clickhouse, purge, samples, schema
-from sinks.cli import purge as purge_cmd
+from cli.clickhouse import purge as purge_cmd
+from common.settings import Settings
+from devtools import samples
+from sinks import clickhouse, purge, schema
 from sinks.exceptions import PurgeDenied
 from sinks.writer import ClickHouseWriter
-from streams.settings import Settings
 
 pytestmark = pytest.mark.clickhouse
 SECRET = "correct horse battery staple 4f9a"

@@ -11,9 +11,10 @@ import orjson
 import pytest
 from click.testing import CliRunner
 
-from sinks import clickhouse, samples
-from sinks.cli import clickhouse as clickhouse_cmd
-from sinks.cli import query
+from cli.clickhouse import clickhouse as clickhouse_cmd
+from cli.clickhouse import query
+from devtools import samples
+from sinks import clickhouse
 from sinks.writer import ClickHouseWriter
 
 pytestmark = pytest.mark.clickhouse

@@ -10,11 +10,11 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from devtools.workload import generate_runs, interleave
 from reducers.engine import Engine
 from reducers.records import OutputRecord
 from reducers.validate import parse_event
 from streams.runfold import MemoryEventStore, Origin, RunFolder
-from streams.workload import generate_runs, interleave
 from tests.strategies import RUN_ID, run_events
 
 ORIGIN = Origin("outcomes.run-log.v1", 0, 0)

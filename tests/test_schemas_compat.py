@@ -20,8 +20,8 @@ from avro.compatibility import ReaderWriterCompatibilityChecker, SchemaCompatibi
 from avro.schema import parse as avro_parse
 
 import schemas
-from streams.codec import strip_logical_types
-from tests.test_codec_support import sample
+from common.codec import strip_logical_types
+from tests.codec_support import sample
 
 BASELINE = schemas.load_definitions(schemas.BASELINE_DIR)
 CURRENT = schemas.current_definitions()
@@ -58,7 +58,7 @@ def _data_problems(reader: Any, writer: Any) -> list[str]:
 
 def _avro_value(value: Any, schema: Any) -> Any:
     """The sample in Avro form (timestamps as micros, enum symbols, bytes)."""
-    from streams.codec import _Converters
+    from common.codec import _Converters
 
     definitions = {}
     for node in _named_nodes(schema):

@@ -11,8 +11,8 @@ from typing import Any
 import pytest
 from confluent_kafka import Consumer, KafkaError, TopicPartition
 
+from common.codec import Codec
 from reducers.catalog import EVENT_TOPICS
-from streams.codec import Codec
 from streams.topics import ensure_topics
 
 DOC = Path(__file__).resolve().parent.parent / "README.md"

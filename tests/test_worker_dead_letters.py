@@ -16,9 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from reducers.catalog import EVENT_TOPICS
-from streams.workload import generate_run
-from tests.worker_support import (
+from devtools.harness import (
     Harness,
     KafkaConfig,
     finish,
@@ -27,6 +25,8 @@ from tests.worker_support import (
     read_outputs,
     read_run_log,
 )
+from devtools.workload import generate_run
+from reducers.catalog import EVENT_TOPICS
 
 pytestmark = pytest.mark.slow
 TOOL = EVENT_TOPICS["tool.started"]

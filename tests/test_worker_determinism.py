@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.worker_support import (
+from devtools.harness import (
     Harness,
     KafkaConfig,
     current_verdicts,

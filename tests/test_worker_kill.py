@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.worker_support import (
+from devtools.harness import (
     FAST_REJOIN,
     Harness,
     KafkaConfig,

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.worker_support import (
+from devtools.harness import (
     FAST_REJOIN,
     Event,
     Harness,

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.worker_support import (
+from devtools.harness import (
     Event,
     Harness,
     Json,

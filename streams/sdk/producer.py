@@ -5,7 +5,7 @@ defaulting to now in UTC, `source`), validates and encodes it with the Avro code
 queues it on an idempotent Kafka producer (`enable.idempotence=true`, `acks=all`) keyed by
 `run_id`. Sending is asynchronous; failures surface to the caller:
 
-- invalid input raises :class:`streams.exceptions.CodecError` at the call;
+- invalid input raises :class:`common.errors.CodecError` at the call;
 - a full send buffer (broker unreachable or slow) raises
   :class:`ProducerBackpressure` after a bounded wait, never blocks forever;
 - events the broker did not acknowledge within `message_timeout_ms` are raised by
@@ -26,6 +26,14 @@ from typing import TYPE_CHECKING, Any, TypedDict
 
 from confluent_kafka import KafkaException, Producer
 
+from common.codec import Codec
+from common.errors import (
+    DeliveryError,
+    FailedDelivery,
+    ProducerBackpressure,
+    ProducerClosed,
+)
+from common.settings import Settings
 from reducers.catalog import EVENT_TOPICS
 
 # Enum values of SPEC section 2 come from the core's event values (a test checks them
@@ -43,15 +51,7 @@ from reducers.events import Author as AuthoredBy
 from reducers.events import Decision as CandidateDecision
 from reducers.events import EffectState as TransitionState
 from reducers.events import Scope as CheckScope
-from streams.codec import Codec
-from streams.exceptions import (
-    DeliveryError,
-    FailedDelivery,
-    ProducerBackpressure,
-    ProducerClosed,
-)
-from streams.settings import Settings
-from streams.uuid7 import uuid7_str
+from streams.sdk.uuid7 import uuid7_str
 
 if TYPE_CHECKING:
     from confluent_kafka import KafkaError, Message

@@ -1,4 +1,5 @@
-"""Support for the `outcomes worker` integration tests: isolation, load, outputs, expectations.
+"""Running the real `outcomes worker` against the real broker: isolation, load, outputs,
+expectations. Used by the integration tests and the worker benchmark.
 
 The tests run the real worker as subprocesses against the real broker and the pipeline's
 fixed topic names (reducers/catalog.py), which every test and every earlier run share.
@@ -71,17 +72,17 @@ from confluent_kafka import (
 from confluent_kafka.admin import AdminClient
 
 import reducers.catalog as catalog
+from common.codec import Codec
+from common.settings import Settings
+from devtools.workload import generate_runs, interleave
 from reducers.catalog import EVENT_TOPICS, INPUT_TOPICS, OUTPUT_TOPICS, RUN_LOG_TOPIC
 from reducers.engine import Engine
 from reducers.errors import InvalidEvent
 from reducers.limits import Limits
 from reducers.records import OutputRecord, dead_letter
 from reducers.validate import parse_event
-from streams.codec import Codec
-from streams.settings import Settings
 from streams.topics import end_offsets as topics_end_offsets
 from streams.topics import read_range
-from streams.workload import generate_runs, interleave
 
 OUTCOMES = str(Path(sys.executable).parent / "outcomes")
 KafkaConfig = Mapping[str, str | int | float | bool]

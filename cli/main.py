@@ -14,18 +14,18 @@ import click
 
 # name -> "module:attribute" of a click command or group.
 COMMANDS: dict[str, str] = {
-    "replay": "streams.cli_replay:replay",
-    "produce": "streams.cli_produce:produce",
-    "dev": "streams.devstack:dev",
+    "replay": "cli.replay:replay",
+    "produce": "cli.produce:produce",
+    "dev": "devtools.devstack:dev",
     "topics": "streams.topics:topics",
     "worker": "streams.worker:worker",
-    "sink": "sinks.cli:sink",
-    "clickhouse": "sinks.cli:clickhouse",
-    "query": "sinks.cli:query",
-    "purge": "sinks.cli:purge",
-    "demo": "streams.demo:demo",
-    "loadgen": "streams.loadgen:loadgen",
-    "bench": "streams.bench:bench",
+    "sink": "cli.clickhouse:sink",
+    "clickhouse": "cli.clickhouse:clickhouse",
+    "query": "cli.clickhouse:query",
+    "purge": "cli.clickhouse:purge",
+    "demo": "devtools.demo:demo",
+    "loadgen": "devtools.loadgen:loadgen",
+    "bench": "devtools.bench:bench",
 }
 
 

@@ -8,11 +8,11 @@ from pathlib import Path
 
 import click
 
+from common.runtime import tune_gc
+from common.settings import Settings
 from reducers.engine import Engine
 from reducers.records import OutputRecord
 from streams.replay import ReplayStats, file_items, replay_items, settling_state
-from streams.runtime import tune_gc
-from streams.settings import Settings
 
 
 @click.command()

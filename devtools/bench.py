@@ -40,12 +40,8 @@ from typing import Any
 
 import click
 
-from reducers.catalog import INPUT_TOPICS, OUTPUT_TOPICS, RUN_LOG_TOPIC, run_log_topic
-from reducers.errors import OutcomesError
-from sinks import defaults as sink_defaults
-from sinks.rows import Row
-from sinks.writer import ClickHouseWriter
-from streams.demo import (
+from common.settings import Settings
+from devtools.demo import (
     Child,
     DemoError,
     committed_offsets,
@@ -56,8 +52,12 @@ from streams.demo import (
     start_group_at,
     worker_argv,
 )
-from streams.loadgen import LoadResult, LoadSpec, default_prefix, padding_for_size, publish_load
-from streams.settings import Settings
+from devtools.loadgen import LoadResult, LoadSpec, default_prefix, padding_for_size, publish_load
+from reducers.catalog import INPUT_TOPICS, OUTPUT_TOPICS, RUN_LOG_TOPIC, run_log_topic
+from reducers.errors import OutcomesError
+from sinks import defaults as sink_defaults
+from sinks.rows import Row
+from sinks.writer import ClickHouseWriter
 
 REVISIONS_TOPIC = OUTPUT_TOPICS["account_revision"]
 
@@ -453,7 +453,7 @@ def revisions_produced(
 ) -> dict[tuple[str, int], float]:
     """(run_id, revision) -> the Kafka timestamp (s) of its first account-revision record,
     for the runs under `prefix` among the records between `start` and `end`."""
-    from streams.codec import Codec
+    from common.codec import Codec
     from streams.topics import read_range
 
     codec = Codec(settings)
@@ -557,8 +557,8 @@ def _read_range(
     """(records counted, seconds from the first record received) for the records between
     `start` and `end`, each decoded with `decode_event_fast` (unless not `decode`) and
     given to `handle`."""
-    from streams.codec import Codec
-    from streams.exceptions import CodecError
+    from common.codec import Codec
+    from common.errors import CodecError
     from streams.topics import read_range
 
     codec = Codec(settings)
@@ -636,7 +636,7 @@ def run_bench(
     start_group_at(settings, app_id, end_offsets(settings, list(INPUT_TOPICS)))
     start_group_at(settings, sink_group, end_offsets(settings, list(OUTPUT_TOPICS.values())))
 
-    sink_cmd = [sys.executable, "-m", "streams.bench", "--probe-sink", settings.bootstrap, dsn]
+    sink_cmd = [sys.executable, "-m", "devtools.bench", "--probe-sink", settings.bootstrap, dsn]
     sink_cmd += [sink_group, str(work / "acks.jsonl"), str(sink_batch_seconds)]
     results: dict[str, Any] = {
         "started_at": started.isoformat(),
@@ -871,7 +871,7 @@ def bench(
 
 
 def _main(argv: Sequence[str]) -> None:
-    """`python -m streams.bench --probe-sink BOOTSTRAP DSN GROUP LOG BATCH_SECONDS`."""
+    """`python -m devtools.bench --probe-sink BOOTSTRAP DSN GROUP LOG BATCH_SECONDS`."""
     if len(argv) == 6 and argv[0] == "--probe-sink":
         probe_sink(argv[1], argv[2], argv[3], Path(argv[4]), float(argv[5]))
         return

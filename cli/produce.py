@@ -10,9 +10,9 @@ from typing import Any
 
 import click
 
-from streams.codec import ContainerFailure, iter_container_events, parse_json_event
-from streams.exceptions import CodecError, DeliveryError, ProducerError
-from streams.settings import Settings, SettingsError
+from common.codec import ContainerFailure, iter_container_events, parse_json_event
+from common.errors import CodecError, DeliveryError, ProducerError
+from common.settings import Settings, SettingsError
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,7 +86,7 @@ def produce(
     are still published. Exits non-zero if any item was invalid or not delivered. A
     summary goes to standard error.
     """
-    from streams.producer import OutcomesProducer
+    from streams.sdk.producer import OutcomesProducer
 
     try:
         settings = Settings.load(bootstrap=bootstrap, schema_registry_url=schema_registry_url)

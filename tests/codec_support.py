@@ -17,7 +17,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import schemas
-from streams.codec import Codec
+from common.codec import Codec
 
 DEFINITIONS = schemas.current_definitions()
 

@@ -1,7 +1,7 @@
 """`outcomes dev`: a real Apache Kafka (KRaft) on 127.0.0.1 for development, tests and CI.
 
 No Docker: the broker jars come from Maven Central (through `mvn`, using the pom in
-`streams/devstack/pom.xml`) into a per-user cache outside the repository, and the
+`devtools/kafka/pom.xml`) into a per-user cache outside the repository, and the
 brokers run as plain `java` processes whose PIDs, configs, data and logs live under
 `<state_dir>/kafka/`. `down` stops exactly the processes `up` started.
 """
@@ -27,8 +27,9 @@ from pathlib import Path
 
 import click
 
+from common.settings import Settings
 from reducers.errors import OutcomesError
-from streams.settings import Settings
+from streams.topics import cluster_brokers, cluster_health
 
 KAFKA_VERSION = "4.1.1"
 """The Apache Kafka release the dev stack runs (pinned; the pom's default matches)."""
@@ -221,7 +222,7 @@ def fetch_kafka(version: str = KAFKA_VERSION, echo: Echo = print) -> Path:
     scratch = home / "libs.partial"
     shutil.rmtree(scratch, ignore_errors=True)
     build.mkdir(exist_ok=True)
-    pom_source = resources.files("streams") / "devstack" / "pom.xml"
+    pom_source = resources.files("devtools") / "kafka" / "pom.xml"
     (build / "pom.xml").write_bytes(pom_source.read_bytes())
     echo(f"fetching Apache Kafka {version} from Maven Central into {libs} (once) …")
     cmd = [
@@ -430,47 +431,6 @@ def _log_tail(log_dir: Path, lines: int = 3) -> str:
     return "(no log output)"
 
 
-def cluster_brokers(bootstrap: str, timeout: float = 3.0) -> int | None:
-    """How many brokers answer a metadata request at `bootstrap`, or None when none does."""
-    health = cluster_health(bootstrap, timeout)
-    return health[0] if health is not None else None
-
-
-def cluster_health(bootstrap: str, timeout: float = 3.0) -> tuple[int, int] | None:
-    """(brokers answering, partitions whose end offset cannot be read yet) at
-    `bootstrap`, or None when no broker answers a metadata request.
-
-    A broker restarted on a large log answers metadata requests, and even names itself
-    leader, while it still loads its partitions; until then clients reading offsets get
-    NOT_LEADER_FOR_PARTITION (seen here for ~0.6 s after a restart on 7 GB of logs).
-    """
-    from confluent_kafka import KafkaException, TopicPartition
-    from confluent_kafka.admin import AdminClient, OffsetSpec
-
-    # log_level 0: while a broker starts, refused connections are expected and the
-    # return value already says whether anything answered; librdkafka's per-attempt
-    # error lines would only bury the CLI's own message.
-    admin = AdminClient({"bootstrap.servers": bootstrap, "socket.timeout.ms": 2000, "log_level": 0})
-    try:
-        metadata = admin.list_topics(timeout=timeout)
-    except KafkaException:
-        return None  # "no broker answered" is the answer this function exists to give
-    partitions = {
-        TopicPartition(name, number): OffsetSpec.latest()
-        for name, topic in metadata.topics.items()
-        for number in topic.partitions
-    }
-    if not partitions:
-        return len(metadata.brokers), 0
-    unreadable = 0
-    for future in admin.list_offsets(partitions, request_timeout=timeout).values():
-        try:
-            future.result()
-        except KafkaException:
-            unreadable += 1  # counted: this is what the caller waits out
-    return len(metadata.brokers), unreadable
-
-
 # --------------------------------------------------------------------------- up / down
 
 
@@ -549,7 +509,7 @@ def _start(
         id_file.write_text(_new_cluster_id() + "\n")
     cluster_id = id_file.read_text().strip()
     log4j = stack_dir(settings) / "log4j2.xml"
-    log4j.write_bytes((resources.files("streams") / "devstack" / "log4j2.xml").read_bytes())
+    log4j.write_bytes((resources.files("devtools") / "kafka" / "log4j2.xml").read_bytes())
     classpath = f"{libs}/*"
     started: list[RunningNode] = []
     for node in layout.nodes:

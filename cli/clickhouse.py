@@ -11,9 +11,9 @@ from typing import ParamSpec, TypeVar
 
 import click
 
+from common.settings import Settings
 from reducers.errors import OutcomesError
 from sinks import defaults
-from streams.settings import Settings
 
 P = ParamSpec("P")
 R = TypeVar("R")

@@ -17,7 +17,7 @@ Wire formats (the decoder reads both):
   ``<topic>-<record full name>`` (TopicRecordNameStrategy), since a topic carries
   several record types.
 
-Decoding failures are :class:`streams.exceptions.CodecError` with a dead-letter reason;
+Decoding failures are :class:`common.errors.CodecError` with a dead-letter reason;
 :meth:`Codec.decode_or_dead_letter` turns any failure into a dead-letter record, so a
 consumer never stops on bad input.
 """
@@ -45,10 +45,7 @@ from fastavro.schema import fingerprint as _fastavro_fingerprint
 from fastavro.schema import to_parsing_canonical_form
 
 import schemas
-from reducers.catalog import EVENT_TOPICS
-from reducers.limits import Limits
-from reducers.records import OutputRecord, dead_letter
-from streams.avro_fast import (
+from common.avro_fast import (
     FastConverters,
     FastReaders,
     FastWriters,
@@ -56,7 +53,7 @@ from streams.avro_fast import (
     Writer,
     with_fallback,
 )
-from streams.exceptions import (
+from common.errors import (
     SCHEMA_VIOLATION,
     TOO_LARGE,
     UNDECODABLE,
@@ -64,10 +61,13 @@ from streams.exceptions import (
     CodecError,
     SchemaRegistryUnavailable,
 )
+from reducers.catalog import EVENT_TOPICS
+from reducers.limits import Limits
+from reducers.records import OutputRecord, dead_letter
 
 if TYPE_CHECKING:
+    from common.settings import Settings
     from streams.replay import SourceItem
-    from streams.settings import Settings
 
 log = logging.getLogger(__name__)
 
@@ -1228,8 +1228,8 @@ def iter_container_items(path: str | Path, limits: Limits | None = None) -> Iter
     `origin_line` is the 1-based record index; `raw` is the record as canonical JSON
     (empty for a record that could not be read), so a dead letter still shows it.
     """
+    from common.settings import Settings
     from streams.replay import SourceItem
-    from streams.settings import Settings
 
     codec = Codec(Settings(limits=limits or Limits()))
     name = str(path)

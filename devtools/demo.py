@@ -29,9 +29,8 @@ from typing import IO, Any
 import click
 import orjson
 
-from reducers.catalog import INPUT_TOPICS, OUTPUT_TOPICS
-from reducers.errors import OutcomesError
-from streams.loadgen import (
+from common.settings import Settings
+from devtools.loadgen import (
     LoadResult,
     LoadSpec,
     Origin,
@@ -39,8 +38,10 @@ from streams.loadgen import (
     plan_runs,
     publish_load,
 )
-from streams.settings import Settings
-from streams.workload import Event
+from devtools.workload import Event
+from reducers.catalog import INPUT_TOPICS, OUTPUT_TOPICS
+from reducers.errors import OutcomesError
+from streams.topics import cluster_brokers
 
 STOP_GRACE_S = 20.0
 """How long a child gets to exit after SIGTERM before it is killed."""
@@ -63,9 +64,9 @@ def ensure_broker(settings: Settings, echo: Callable[[str], None]) -> bool:
     Returns True when this call started the dev stack. A non-local bootstrap that does
     not answer is an error: the demo never starts brokers somewhere it was not asked to.
     """
-    from streams import devstack
+    from devtools import devstack
 
-    if devstack.cluster_brokers(settings.bootstrap, timeout=5.0) is not None:
+    if cluster_brokers(settings.bootstrap, timeout=5.0) is not None:
         return False
     host, _, port = settings.bootstrap.partition(":")
     if "," in settings.bootstrap or host not in ("127.0.0.1", "localhost") or not port.isdigit():
@@ -210,7 +211,7 @@ def worker_argv(
     settings: Settings, app_id: str, *, until_idle: float | None, state_dir: Path
 ) -> list[str]:
     """`outcomes worker` for a pipeline run (no web endpoint, own table directory)."""
-    argv = [sys.executable, "-m", "streams", "worker", "--bootstrap", settings.bootstrap]
+    argv = [sys.executable, "-m", "cli", "worker", "--bootstrap", settings.bootstrap]
     argv += ["--app-id", app_id, "--no-web", "--state-dir", str(state_dir)]
     if until_idle is not None:
         argv += ["--until-idle", str(until_idle)]
@@ -225,7 +226,7 @@ def sink_argv(
     batch_seconds: float | None = None,
 ) -> list[str]:
     """`outcomes sink` into the settings' ClickHouse DSN with its own consumer group."""
-    argv = [sys.executable, "-m", "streams", "sink", "--bootstrap", settings.bootstrap]
+    argv = [sys.executable, "-m", "cli", "sink", "--bootstrap", settings.bootstrap]
     argv += ["--clickhouse", settings.clickhouse_dsn, "--group-id", group]
     if until_idle is not None:
         argv += ["--until-idle", str(until_idle)]

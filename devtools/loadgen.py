@@ -3,7 +3,7 @@
 The generator behind `outcomes demo` and `outcomes bench`, usable on its own against any
 bootstrap. K threads stand in for K agent workers: each owns an `OutcomesProducer` and
 publishes its share of the runs, several runs in flight at once (each run's own order
-kept), optionally under a global rate limit. Runs come from `streams.workload` (every
+kept), optionally under a global rate limit. Runs come from `devtools.workload` (every
 scenario in turn); their size is the scenario's own events plus `padding` extra tool
 attempts (two events each), drawn per run from a seeded distribution. `--malformed N`
 adds N raw, non-Avro messages to an input topic, which the worker must dead-letter.
@@ -26,10 +26,10 @@ from typing import Literal
 
 import click
 
+from common.settings import Settings
+from devtools.workload import MALFORMED_LINES, SCENARIOS, Event, generate_run, interleave
 from reducers.errors import OutcomesError
 from reducers.timefmt import format_rfc3339
-from streams.settings import Settings
-from streams.workload import MALFORMED_LINES, SCENARIOS, Event, generate_run, interleave
 
 SizeDistribution = Literal["fixed", "exponential"]
 SIZE_DISTRIBUTIONS: tuple[str, ...] = ("fixed", "exponential")
@@ -232,8 +232,8 @@ def publish_load(
 
     `progress(done, total)` is called from the calling thread a few times a second.
     """
-    from streams.exceptions import DeliveryError, ProducerBackpressure, ProducerClosed
-    from streams.producer import DeliveryReport, OutcomesProducer
+    from common.errors import DeliveryError, ProducerBackpressure, ProducerClosed
+    from streams.sdk.producer import DeliveryReport, OutcomesProducer
 
     planned = plan_runs(spec)
     sizes = {p.scenario: len(generate_run("size-probe", p.scenario, 0)) for p in planned}
