@@ -33,8 +33,11 @@ import orjson
 
 from common.runtime import tune_gc
 from devtools.workload import generate_run, generate_runs, interleave
-from reducers.engine import Engine
+from reducers import engine as engine_module
+from reducers.engine import Engine, fold
 from reducers.limits import Limits
+from reducers.state import RunState
+from reducers.validate import event_parser, parse_event
 from streams.replay import ReplayStats, jsonl_items, replay_items, settling_state
 
 
@@ -80,8 +83,6 @@ def per_event_cost(size: int, budget: int = 100_000) -> tuple[float, float, int,
     short to time alone (the first one also pays for cold caches), so small sizes are
     the mean over many runs of that size.
     """
-    from reducers.validate import parse_event
-
     padding = max(0, (size - 9) // 2)
     runs = max(1, budget // size)
     events = [
@@ -101,10 +102,7 @@ def per_event_cost(size: int, budget: int = 100_000) -> tuple[float, float, int,
 @contextmanager
 def timing_assembly() -> Iterator[list[float]]:
     """Within the block, the fold's calls to `assemble` add their seconds to the list."""
-    from reducers import engine
-    from reducers.state import RunState
-
-    original = engine.assemble
+    original = engine_module.assemble
     spent = [0.0]
 
     def timed(state: RunState) -> dict[str, Any] | None:
@@ -114,19 +112,16 @@ def timing_assembly() -> Iterator[list[float]]:
         finally:
             spent[0] += time.perf_counter() - start
 
-    engine.assemble = timed
+    engine_module.assemble = timed
     try:
         yield spent
     finally:
-        engine.assemble = original
+        engine_module.assemble = original
 
 
 def stage_costs(path: Path) -> dict[str, float]:
     """Microseconds per event of each stage of a replay of `path`, run one after another
     over the whole file (each stage's input made by the one before)."""
-    from reducers.engine import fold
-    from reducers.validate import event_parser
-
     clock = time.perf_counter
     costs: dict[str, float] = {}
 
@@ -178,8 +173,6 @@ def print_stages(mixes: list[tuple[str, int, int]]) -> None:
 
 def peak_rss_child(runs: int, events_per_run: int) -> None:
     """Child mode: replay runs x events_per_run events from memory and print peak RSS."""
-    from reducers.validate import parse_event
-
     engine = Engine()
     padding = max(0, (events_per_run - 13) // 2)
     total = 0

@@ -17,7 +17,6 @@ analyst-query doc test) can check meaningful answers without the domain core:
 
 from __future__ import annotations
 
-import base64
 import hashlib
 from typing import Any
 
@@ -461,8 +460,3 @@ def sample_records() -> list[OutputRecord]:
         ),
     ]
     return recs
-
-
-def raw_of(record: OutputRecord) -> bytes:
-    """The raw bytes of a dead-letter record."""
-    return base64.b64decode(record.body["raw"])

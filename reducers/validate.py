@@ -19,7 +19,7 @@ from typing import Any
 from reducers.errors import InvalidEvent
 from reducers.events import EVENT_CLASSES, Event
 from reducers.limits import Limits
-from reducers.timefmt import format_rfc3339, parse_rfc3339
+from reducers.timefmt import parse_rfc3339
 
 Converter = Callable[[Any, str], Any]
 
@@ -350,20 +350,3 @@ def _parse(value: Any, parsers: dict[str, Converter]) -> Event:
         raise _violation("type", f"unknown event type {type_name!r}")
     event: Event = parser(value, "")
     return event
-
-
-def event_to_json(event: Event) -> dict[str, Any]:
-    """The canonical JSON object of an event (inverse of `parse_event`)."""
-    body: dict[str, Any] = {"type": event.TYPE}
-    for field in dataclasses.fields(event):
-        body[field.name] = _to_json(getattr(event, field.name))
-    body["occurred_at"] = format_rfc3339(event.occurred_at)
-    return body
-
-
-def _to_json(value: Any) -> Any:
-    if isinstance(value, tuple):
-        return [_to_json(item) for item in value]
-    if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return {f.name: _to_json(getattr(value, f.name)) for f in dataclasses.fields(value)}
-    return value
