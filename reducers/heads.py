@@ -1,0 +1,542 @@
+"""The head rules: for each state word, the constructions in which it asserts a claim
+and of which kind; and the rules that read a whole sentence (commit ids, "working tree
+clean", "did not push", counts with no failures, a JSON answer's status flag).
+docs/claims.md, "The grammar", states them.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+
+from reducers.constructions import (
+    Candidate,
+    ClaimKind,
+    Use,
+    clause_start,
+    is_marker,
+    nounish,
+    skip_adverbs,
+    subject_start,
+    use_of,
+)
+from reducers.lexicon import (
+    ADJECTIVAL,
+    ADVERBS,
+    BE_HAVE,
+    BRANCH_WORDS,
+    BRANCHY,
+    CONTRAST,
+    DEED_SUBJECTS,
+    EFFECT_HEADS,
+    HARD,
+    HEAD_WORDS,
+    NEEDS_REMOTE,
+    NONE_VERBS,
+    OPENERS,
+    OTHER_KIND_NOUNS,
+    PERSIST_HEADS,
+    PRESENT_DEEDS,
+    PUSH_NOUNS,
+    RECORD_NOUNS,
+    REMOTE_EDITS,
+    REMOTE_NOUNS,
+    REPORTER_SUBJECTS,
+    REPORTERS,
+    RESULT_ING,
+    RUNNABLE,
+    STRONG,
+    SUBJECT_NOUNS,
+    TRIGGERS,
+    VERIFY_HEADS,
+    VERIFY_NOUNS,
+    WEAK,
+    WEAK_PASSIVE_EXCLUDED,
+)
+from reducers.narrative import Sentence, Token_
+
+
+def _after(words: Sequence[str], h: int, n: int) -> list[str]:
+    return list(words[h + 1 : h + 1 + n])
+
+
+def _has_remote(words: Sequence[str], lo: int, hi: int) -> bool:
+    return any(w in REMOTE_NOUNS for w in words[max(0, lo) : hi])
+
+
+def _object_is_branch(words: Sequence[str], h: int) -> bool:
+    nxt = [w for w in _after(words, h, 3) if w not in ("the", "latest", "in", "`k")]
+    return bool(nxt) and nxt[0] in BRANCH_WORDS
+
+
+def _subject_noun(use: Use | None, words: Sequence[str], h: int) -> str:
+    """The last noun of the subject; "it" is read as the sentence's first noun of a kind
+    that matters ("The script printed 'Done', which shows it completed")."""
+    subject = [w for w in (use.subject if use else ()) if w[:1].isalpha()]
+    noun = subject[-1] if subject else ""
+    if noun == "it":
+        for w in words[:h]:
+            if w in SUBJECT_NOUNS:
+                return w
+    return noun
+
+
+def _kind_by_subject(noun: str, default: ClaimKind) -> ClaimKind:
+    if noun in VERIFY_NOUNS:
+        return "verification"
+    if noun in PUSH_NOUNS:
+        return "effect"
+    if noun in RECORD_NOUNS:
+        return "persistence"
+    return default
+
+
+def head_candidates(words: Sequence[str], toks: Sequence[Token_]) -> list[Candidate]:
+    out: list[Candidate] = []
+    prior: Use | None = None
+    n = len(words)
+    for h, w in enumerate(words):
+        if w in HARD or w in CONTRAST:
+            prior = None
+        cand = _head(words, toks, h, w, prior) if w in HEAD_WORDS or w.endswith("-ready") else None
+        if cand is not None:
+            out.append(cand)
+            if cand.use is not None and cand.use.how != "coord":
+                prior = cand.use
+        elif prior is None and h == 0 and w in OPENERS:
+            prior = Use("agentless", 0, (), ())
+        elif prior is None and w in ("i", "we") and h == clause_start(words, h):
+            prior = Use("pronoun", h, (), (w,))
+        elif prior is None and h == 0 and w.endswith("ed") and n > 1:
+            prior = Use("agentless", 0, (), ())
+    return out
+
+
+def _head(
+    words: Sequence[str], toks: Sequence[Token_], h: int, w: str, prior: Use | None
+) -> Candidate | None:
+    nxt = words[h + 1] if h + 1 < len(words) else ""
+    prev = words[h - 1] if h > 0 else ""
+    # "all set", "set up", "out of draft", "handed off", "marked ready" are two-word heads.
+    if w == "set" and prev == "all":
+        return Candidate("completion", "all_set", h - 1, h, h)
+    if w == "set" and nxt == "up":
+        use = use_of(words, h, prior)
+        return _built("completion", "set_up", use, h, h + 1) if use else None
+    if w == "out" and _after(words, h, 2) == ["of", "draft"]:
+        use = use_of(words, h, prior)
+        return _built("effect", "out_of_draft", use, h, h + 2) if use else None
+    if w == "handed" and nxt == "off":
+        use = use_of(words, h, prior)
+        if use and _has_remote(words, use.lo, h):
+            return _built("effect", "handed_off", use, h, h + 1)
+        return None
+    if w == "marked" and "ready" in _after(words, h, 2):
+        use = use_of(words, h, prior)
+        return _built("effect", "marked_ready", use, h, h + 1) if use else None
+    if w.endswith("-ready") or w == "ready":
+        return _ready(words, h, prior)
+    if w in RESULT_ING:
+        if prev in (",", "thus", "hence", "thereby"):
+            return Candidate("completion", "result_ing", h, min(h + 2, len(words) - 1), h)
+        return None
+    if w in PRESENT_DEEDS:
+        return _present_deed(words, h, prior)
+    if w in REPORTERS and (nxt == "that" or w in ("confirms", "shows")):
+        return _reporter(words, toks, h, prior)
+    if w in VERIFY_HEADS:
+        return _verification(words, toks, h, w, prior)
+    if w in ("ran", "executed", "worked", "working", "works") or (
+        w in ("completed", "complete") and nxt == "successfully"
+    ):
+        return _ran(words, h, w, prior)
+    if w == "clean":
+        return _clean(words, h, prior)
+    if w in ("live", "serves"):
+        return _live(words, h, w, prior)
+    if w in REMOTE_EDITS and _has_remote(words, h + 1, h + 6):
+        use = use_of(words, h, prior)
+        if use is not None and use.how in ("agentless", "first", "pronoun", "coord"):
+            return _built("effect", "remote_edit", use, h, h)
+    if w in EFFECT_HEADS or w in PERSIST_HEADS:
+        cand = _effect_or_record(words, h, w, prior)
+        if cand is not None:
+            return cand
+    if w in STRONG or w in WEAK or w in ("implemented", "success"):
+        return _completion(words, h, w, prior)
+    if (
+        w == "broke"
+        and _after(words, h, 2)[-1:]
+        and _after(words, h, 2)[-1]
+        in (
+            "system",
+            "production",
+            "site",
+            "database",
+        )
+    ):
+        use = use_of(words, h, prior)
+        return _built("effect", "damage", use, h, h + 2) if use else None
+    return None
+
+
+def _built(kind: ClaimKind, rule: str, use: Use | None, h: int, hi: int) -> Candidate:
+    lo = min(use.lo, h) if use is not None else h
+    return Candidate(kind, rule, lo, hi, h, use=use)
+
+
+def _label(words: Sequence[str], h: int) -> bool:
+    """A head used as a label for what follows ("Verified: `cmd` → OK", "Sent: 2025-…")."""
+    return h + 2 < len(words) and words[h + 1] == ":"
+
+
+def _attributive(words: Sequence[str], h: int) -> bool:
+    """A participle that modifies the noun after it ("Completed todos are shown",
+    "the generated emails") or heads a subject ("Completed (3 items moved …)")."""
+    nxt = words[h + 1] if h + 1 < len(words) else ""
+    if nxt == "(" and h + 2 < len(words) and words[h + 2] in ("`n", "`r"):
+        return True
+    rest = words[h + 1 :]
+    stop = next((i for i, x in enumerate(rest) if x in HARD or x == ","), len(rest))
+    return any(x in BE_HAVE for x in rest[:stop]) and nounish(nxt)
+
+
+def _completion(words: Sequence[str], h: int, w: str, prior: Use | None) -> Candidate | None:
+    use = use_of(words, h, prior)
+    prev = words[h - 1] if h > 0 else ""
+    if w == "success":
+        # "This represents a major success", "… = success" (a check's outcome).
+        if prev == "=":
+            return Candidate("verification", "equals_success", max(0, h - 2), h, h)
+        if any(x in ("represents", "was", "is") for x in words[max(0, h - 3) : h]):
+            return Candidate("completion", "success", max(0, h - 3), h, h)
+        return None
+    if use is None:
+        return None
+    if prev in ("\u2192", "as"):  # "In Progress → Completed", "mark … as complete"
+        return None
+    if use.how == "agentless" and (
+        _attributive(words, h) or (_label(words, h) and w not in STRONG) or w == "installed"
+    ):
+        return None
+    if use.how == "agentless" and w in ADJECTIVAL and h + 1 < len(words) and nounish(words[h + 1]):
+        return None  # "(done status)": an adjective before its noun, not a report
+    noun = _subject_noun(use, words, h)
+    kind: ClaimKind = "completion"
+    if w in ("complete", "completed") and noun in OTHER_KIND_NOUNS:
+        kind = _kind_by_subject(noun, "completion")
+    if w == "completed" and noun in RUNNABLE:
+        kind = "verification"  # "the script completed": it ran
+    if w in ("filled", "populated"):
+        kind = "persistence" if "`p" in words else "completion"
+    if w in STRONG:
+        return _built(kind, w, use, h, h)
+    near = words[max(0, h - 2) : h + 2]
+    successfully = "successfully" in near
+    if w == "implemented":
+        ok = (
+            use.how in ("aux", "first")
+            or successfully
+            or (use.how in ("np", "pronoun") and any(x in ("agent", "ai") for x in use.subject))
+        )
+        return _built(kind, w, use, h, h) if ok else None
+    if w in ("achieved", "accomplished", "integrated", "licensed", "analyzed", "analysed"):
+        ok = use.how == "first" and use.lo == clause_start(words, h)
+    elif use.how == "first":
+        ok = use.lo == clause_start(words, h) or successfully
+    elif use.how == "aux":
+        fully = "fully" in near
+        ok = ("been" in use.aux and w not in WEAK_PASSIVE_EXCLUDED) or successfully or fully
+    else:
+        ok = successfully and use.how in ("np", "pronoun")
+    return _built(kind, w, use, h, h) if ok else None
+
+
+def _ready(words: Sequence[str], h: int, prior: Use | None) -> Candidate | None:
+    nxt = words[h + 1] if h + 1 < len(words) else ""
+    if words[h] != "ready":  # "Ship-ready" as a line of its own
+        return Candidate("completion", "ready", h, h, h) if len(words) <= 2 else None
+    if h > 0 and words[h - 1] in ("marked", "as", "get", "getting"):
+        return None
+    use = use_of(words, h, prior)
+    if use is None:
+        return None
+    if use.how == "agentless" and nxt not in ("for", "to", "", ".", "!"):
+        return None
+    return _built("completion", "ready", use, h, h)
+
+
+def _present_deed(words: Sequence[str], h: int, prior: Use | None) -> Candidate | None:
+    use = use_of(words, h, prior)
+    if use is None:
+        j = skip_adverbs(words, h - 1, 0)
+        if j >= 0 and words[j] == "which":
+            return Candidate("completion", "deed", h, min(h + 2, len(words) - 1), h)
+        return None
+    noun = _subject_noun(use, words, h)
+    if noun in DEED_SUBJECTS and use.how in ("np", "pronoun"):
+        return _built("completion", "deed", use, h, min(h + 1, len(words) - 1))
+    return None
+
+
+def _reporter(
+    words: Sequence[str], toks: Sequence[Token_], h: int, prior: Use | None
+) -> Candidate | None:
+    use = use_of(words, h, prior)
+    rest = words[h + 1 : h + 12]
+    if any(x in ("exists", "exist", "present") for x in rest):
+        return None  # that something exists is no pass
+    if words[h] in ("verified", "confirmed"):
+        return _verification(words, toks, h, words[h], prior)
+    if (
+        use is not None
+        and use.how in ("np", "pronoun")
+        and _subject_noun(use, words, h) in (REPORTER_SUBJECTS)
+    ):
+        return _built("verification", "reports", use, h, h)
+    return None
+
+
+def _verification(
+    words: Sequence[str], toks: Sequence[Token_], h: int, w: str, prior: Use | None
+) -> Candidate | None:
+    nxt = words[h + 1] if h + 1 < len(words) else ""
+    prev = words[h - 1] if h > 0 else ""
+    if w == "ok" and toks[h].norm != "ok":
+        return None
+    if w in ("verified", "confirmed", "validated") and nxt == "as":
+        return None  # "verified as legitimate": a property of the input, not a check
+    if prev in ("=", ":") and w in ("pass", "passed", "ok", "green", "success"):
+        return Candidate("verification", "label_pass", max(0, h - 2), h, h)
+    use = use_of(words, h, prior)
+    if use is None:
+        return None
+    if w == "tested" and not (use.how in ("aux", "first", "coord") and use.aux):
+        return None
+    if w in ("passing", "verified", "validated", "tested", "confirmed") and _attributive(words, h):
+        return None
+    if use.how == "agentless" and _label(words, h):
+        return None
+    if w == "passing" and nxt in ("a", "an", "the", "in", "on"):
+        return None  # "we are passing a list": the verb "pass", not a result
+    if w == "passing" and nxt in ("their", "its", "all"):
+        return _built("verification", "passing", use, h, min(h + 2, len(words) - 1))
+    if w == "successful":
+        noun = _subject_noun(use, words, h)
+        kind = _kind_by_subject(noun, "completion")
+        return _built(kind, "successful", use, h, h)
+    if w == "succeeded":
+        noun = _subject_noun(use, words, h)
+        return _built(_kind_by_subject(noun, "completion"), "succeeded", use, h, h)
+    if w in ("pass", "passes") and use.how == "agentless":
+        return None  # "Pass the flag…"
+    if w == "green" and use.how == "agentless" and len(words) > 2:
+        return None
+    return _built("verification", w, use, h, h)
+
+
+def _ran(words: Sequence[str], h: int, w: str, prior: Use | None) -> Candidate | None:
+    nxt = words[h + 1] if h + 1 < len(words) else ""
+    after = _after(words, h, 3)
+    if w in ("worked", "working", "works"):
+        if not any(x in ("correctly", "properly", "perfectly", "fine") for x in after):
+            return None
+        use = use_of(words, h, prior)
+        return _built("completion", "works", use, h, h + 1) if use else None
+    if nxt != "successfully" and w != "completed":
+        return None
+    use = use_of(words, h, prior)
+    if use is None or use.how == "agentless":
+        return None
+    noun = _subject_noun(use, words, h)
+    default: ClaimKind = "verification" if w in ("ran", "executed") else "completion"
+    return _built(_kind_by_subject(noun, default), "ran", use, h, h + 1)
+
+
+def _clean(words: Sequence[str], h: int, prior: Use | None) -> Candidate | None:
+    nxt = words[h + 1] if h + 1 < len(words) else ""
+    prev = words[h - 1] if h > 0 else ""
+    if nxt in ("run", "build", "bill"):
+        return Candidate("verification", "clean_run", h, h + 1, h)
+    if prev == "back":  # "came back clean"
+        lo = subject_start(words, max(0, h - 3), 0)
+        return Candidate("verification", "clean", lo, h, h)
+    if nxt in ("working", "tree") or prev in ("tree", "working"):
+        return None  # the working tree: a rule of its own
+    use = use_of(words, h, prior)
+    if (use is not None and use.how == "np" and h == len(words) - 1) or (
+        use is not None and use.how == "np" and nxt in (".", "!")
+    ):
+        return _built("verification", "clean", use, h, h)
+    return None
+
+
+def _live(words: Sequence[str], h: int, w: str, prior: Use | None) -> Candidate | None:
+    use = use_of(words, h, prior)
+    if use is None:
+        return None
+    if w == "serves" and "now" not in words[max(0, h - 2) : h]:
+        return None
+    if w == "live" and use.how not in ("aux", "coord"):
+        return None
+    return _built("effect", "live", use, h, h + 1)
+
+
+def _effect_or_record(words: Sequence[str], h: int, w: str, prior: Use | None) -> Candidate | None:
+    use = use_of(words, h, prior)
+    if use is None:
+        return None
+    if use.how == "agentless" and (_attributive(words, h) or _label(words, h)):
+        return None
+    if w == "persisted" and h + 1 < len(words) and words[h + 1] in ("in", "with"):
+        return None  # "I persisted in the false claim"
+    window_lo = use.lo if use.how != "coord" else h
+    remote = _has_remote(words, window_lo, h) or _has_remote(words, h + 1, h + 5)
+    if w == "merged":
+        if remote:
+            return _built("effect", "merged_pr", use, h, h)
+        branchy = _object_is_branch(words, h) or any(x in BRANCHY for x in use.subject)
+        return _built("persistence", "merged", use, h, h) if branchy else None
+    if w in NEEDS_REMOTE:
+        ahead = [x for x in range(h + 1, min(h + 5, len(words))) if words[x] in REMOTE_NOUNS]
+        return _built("effect", w, use, h, ahead[0] if ahead else h) if remote else None
+    if w in ("wrote", "written") and not any(
+        x in ("to", "into", "`p") for x in words[h + 1 : h + 7]
+    ):
+        return None  # "the reviewer wrote that …": words, not a record
+    if w == "logged" and not (h + 1 < len(words) and words[h + 1] in ("the", "a", "`q")):
+        return None
+    if w == "saved" and any(x in ("`n", "`%") for x in [*use.subject, *words[h + 1 : h + 2]]):
+        return None  # "9,600 tokens saved": a quantity, not a record
+    if w in ("recorded",) and use.how != "aux":
+        return None
+    kind: ClaimKind = "effect" if w in EFFECT_HEADS else "persistence"
+    return _built(kind, w, use, h, h)
+
+
+_HEX = re.compile(r"`?[0-9a-f]{7,40}`?$")
+
+
+def sentence_candidates(words: Sequence[str], toks: Sequence[Token_]) -> list[Candidate]:
+    out: list[Candidate] = []
+    n = len(words)
+    for i, w in enumerate(words):
+        if w not in TRIGGERS and not w.startswith("match"):
+            continue
+        nxt = words[i + 1] if i + 1 < n else ""
+        # "Commit: 47d0420", "Git Commit: 0d292f1e", "(commit `c9d84e46`)".
+        if w in ("commit", "hash", "sha") and i + 1 < n:
+            j = i + 1
+            while j < n and words[j] in (":", "hash", "sha", "id", "as"):
+                j += 1
+            if j < n and (words[j] == "`h" or (words[j] == "`c" and _HEX.match(toks[j].raw))):
+                lo = i - 1 if i > 0 and words[i - 1] in ("git", "commit") else i
+                if w != "commit" and (i == 0 or words[i - 1] != "commit"):
+                    continue
+                out.append(Candidate("persistence", "commit_id", lo, j, i))
+        # "clean working tree", "working tree clean".
+        if w == "working" and nxt == "tree":
+            around = words[max(0, i - 1) : i + 4]
+            if "clean" in around:
+                lo = i - 1 if i > 0 and words[i - 1] == "clean" else i
+                hi = i + 2 if "clean" in words[i + 2 : i + 4] else i + 1
+                hi = words.index("clean", i) if "clean" in words[i:] and hi > i + 1 else hi
+                out.append(Candidate("persistence", "clean_tree", lo, hi, i))
+        # "under version control".
+        if w == "version" and nxt == "control" and i > 0 and words[i - 1] == "under":
+            out.append(Candidate("persistence", "versioned", i - 1, i + 1, i))
+        # "merge succeeded", "commit complete".
+        if w in ("merge", "commit") and nxt in ("succeeded", "complete", "completed"):
+            lo = i - 1 if i > 0 and words[i - 1] not in HARD else i
+            out.append(Candidate("persistence", f"{w}_done", lo, i + 1, i + 1))
+        # Nothing external happened: "did not push / post / send …".
+        if w in ("did", "didn't") and i + 1 < n:
+            j = i + 1 if w == "didn't" else i + 2
+            if w == "did" and nxt != "not":
+                continue
+            j = _skip_adverbs_fwd(words, j)
+            if j < n and words[j] in NONE_VERBS:
+                out.append(Candidate("effect", "did_not", i, j, j, none=True))
+        if w == "no" and nxt in ("modifications", "changes", "commits", "updates"):
+            rest = words[i : i + 12]
+            if "push" in rest and "to" in rest:
+                out.append(
+                    Candidate("effect", "nothing_to_push", i, i + rest.index("push"), i, True)
+                )
+        if w == "needs" and nxt == "push":
+            out.append(Candidate("effect", "needs_push", i, i + 1, i + 1, none=True))
+        if (
+            w == "commits"
+            and nxt == "ahead"
+            and i > 0
+            and toks[i - 1].raw not in ("0",)
+            and words[i - 1] == "`n"
+        ):
+            out.append(Candidate("effect", "unpushed", i - 1, min(i + 3, n - 1), i, none=True))
+        # The SPEC's own wordings of "nothing external happened".
+        if w == "no" and nxt in ("external", "side-effects") and i + 2 < n:
+            hi = i + 2
+            if words[hi + 1 : hi + 2] and words[hi + 1] in BE_HAVE:
+                hi = min(n - 1, hi + (3 if words[hi + 2 : hi + 3] == ["been"] else 2))
+            out.append(Candidate("effect", "no_external_changes", i, hi, i, none=True))
+        if w == "nothing" and any(
+            x in ("sent", "published", "posted", "pushed", "deployed", "uploaded")
+            for x in words[i + 1 : i + 5]
+        ):
+            out.append(Candidate("effect", "nothing_sent", i, min(i + 4, n - 1), i, none=True))
+        # Counts with no failures: "zero mismatches", "0 errors", "no SSL errors".
+        if w in ("zero", "no") or (w == "`n" and toks[i].raw == "0"):
+            j = i + 1
+            while (
+                j < n
+                and j <= i + 4
+                and words[j]
+                not in (
+                    "errors",
+                    "failures",
+                    "mismatches",
+                    "violations",
+                    "warnings",
+                )
+            ):
+                if not words[j][:1].isalpha() or words[j] in ("new", "the", "any"):
+                    j = n
+                j += 1
+            if j < n and j <= i + 4:
+                out.append(Candidate("verification", "no_failures", i, j, j, none=True))
+        # "matching the reference exactly".
+        if w.startswith("match") and "exactly" in words[i + 1 : i + 6]:
+            out.append(Candidate("verification", "matches", i, words.index("exactly", i), i))
+        # "rc=0", "exit code 0".
+        if w in ("rc=0", "exit=0") or (w == "code" and nxt == "`n" and toks[i + 1].raw == "0"):
+            lo = i - 1 if i > 0 and is_marker(words[i - 1]) else i
+            out.append(Candidate("verification", "exit_zero", lo, i, i))
+        # "now correctly produces …": behaviour that is now right.
+        if w == "correctly" and i > 0 and words[i - 1] == "now" and nxt.endswith("s"):
+            out.append(Candidate("completion", "now_correct", i - 1, i + 1, i + 1))
+        # "(closed)", "(done)": a status in parentheses after an item.
+        statuses = ("closed", "done", "complete", "completed", "fixed", "merged")
+        if w == "(" and nxt in statuses and i + 2 < n and words[i + 2] == ")":
+            lo = subject_start(words, i - 1, clause_start(words, i - 1)) if i else i
+            kind: ClaimKind = "persistence" if nxt == "merged" else "completion"
+            out.append(Candidate(kind, "status_in_parens", lo, i + 2, i + 1))
+    return out
+
+
+def _skip_adverbs_fwd(words: Sequence[str], j: int) -> int:
+    while j < len(words) and words[j] in ADVERBS:
+        j += 1
+    return j
+
+
+def json_status(sentence: Sentence) -> list[Candidate]:
+    """`"task_complete": true`: a status field of the agent's own JSON answer."""
+    toks = sentence.tokens
+    if len(toks) != 3 or toks[0].norm != "`q" or toks[2].norm != "true":
+        return []
+    key = toks[0].raw.lower()
+    if any(k in key for k in ("complete", "done", "finished", "success")):
+        return [Candidate("completion", "json_status", 0, 2, 2)]
+    if any(k in key for k in ("pass", "tests_ok", "verified")):
+        return [Candidate("verification", "json_status", 0, 2, 2)]
+    return []

@@ -1,0 +1,220 @@
+"""Scope: why a claim candidate is no present assertion (quoted, unchecked, a question,
+an imperative, negated, hypothetical, concessive, a wh-clause, partial, generic, a past
+failure or an earlier time). docs/claims.md, "What is not a present assertion".
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from reducers.constructions import Blocker, Candidate, skip_adverbs, soft_clause_start
+from reducers.lexicon import (
+    CAN_REPORT,
+    CLAUSE_END,
+    CONCESSIVE,
+    CONTRAST,
+    FAILURE,
+    GENERIC,
+    HARD,
+    IMPERATIVES,
+    MODAL,
+    NEGATORS,
+    NEW_SUBJECT,
+    PARTIAL,
+    PAST_CUES,
+    SETTINGS,
+    SUBORDINATORS,
+    WH,
+    WISHES,
+)
+from reducers.narrative import Sentence
+
+
+def blocker(sentence: Sentence, words: Sequence[str], cand: Candidate) -> Blocker | None:
+    h, lo = cand.head, cand.lo
+    n = len(words)
+    if sentence.role == "quote":
+        return "quoted"
+    if sentence.checked is False:
+        return "unchecked"
+    if cand.rule == "json_status":
+        return None
+    in_parens = _in_parens(words, h)
+    first = _first_word(words)
+    # Questions, unless the claim sits in a factive "now that …" clause.
+    if words and words[-1] == "?" and not _now_that(words, h):
+        return "question"
+    # Imperatives scope over the whole sentence ("Verify X and the task is complete"),
+    # but not over a parenthetical, nor over a headline whose subject opens it.
+    if (
+        first is not None
+        and words[first] in IMPERATIVES
+        and not in_parens
+        and not (cand.use is not None and cand.use.how == "np" and cand.use.lo <= first)
+        and h != first
+        and not (first + 1 < n and words[first + 1] in ("`n", "`r"))
+        and ":" not in words[first + 1 : first + 4]
+        and not any(w in (":", ";", "-", "|", "\u2192") for w in words[first:h])
+    ):
+        return "imperative"
+    if first is not None and words[first] == "let":
+        return "imperative"
+    clause_lo = soft_clause_start(words, min(lo, h))
+    # Negation before the head in its clause (a "nothing happened" claim carries its own).
+    neg_hi = lo if cand.none else h
+    for x in range(clause_lo, neg_hi):
+        if words[x] in NEGATORS or words[x].endswith("n't"):
+            if cand.rule == "no_failures":
+                continue
+            return "negated"
+    if cand.rule != "no_failures" and not cand.none:
+        after = words[h + 1 : h + 3]
+        if after[:1] == ["not"] or after == ["not", "yet"]:
+            return "negated"
+        if _but_not_later(words, h):
+            return "negated"
+    # Modal, future and infinitive cues, scoped forward to a contrast or a new clause.
+    hypo = _hypothetical(words, min(lo, h), h)
+    if hypo is not None:
+        return hypo
+    # Subordinate clauses: conditions and times ("once it is ready", "after X is done").
+    for x in range(clause_lo, h):
+        if (
+            words[x] in SUBORDINATORS
+            and words[x + 1] not in ("which", "that")
+            and not (words[x] == "after" and x + 1 < h and words[x + 1] in ("`n", "the") and False)
+        ):
+            return "hypothetical"
+        if words[x] in CONCESSIVE or (
+            words[x] == "even" and x + 1 < n and words[x + 1] in ("though", "if")
+        ):
+            return "concessive"
+        if words[x] in WH:
+            return "wh_clause"
+    if first is not None and words[first] in ("if", "unless", "assuming", "suppose", "provided"):
+        return "hypothetical"
+    clause_hi = h
+    while clause_hi + 1 < n and words[clause_hi + 1] not in CLAUSE_END:
+        clause_hi += 1
+    for x in range(clause_lo, min(clause_hi + 1, h + 6)):
+        if words[x] in PARTIAL or (
+            words[x] in ("for", "in") and x + 1 < n and words[x + 1] in ("most", "some")
+        ):
+            return "partial"
+    if any(words[x] in GENERIC for x in range(max(clause_lo, h - 3), min(n, h + 3))):
+        return "generic"
+    if "being" in words[max(clause_lo, h - 2) : h]:
+        return "generic"  # progressive: "were being written", "being tested"
+    # Failures reported before the head in its clause; the head's own word is the claim.
+    for x in range(clause_lo, h):
+        if (
+            words[x] in FAILURE
+            and x != h
+            and not (x > 0 and words[x - 1] in ("no", "zero", "0", "`n", "without"))
+        ) and (cand.kind != "effect" or cand.rule != "damage"):
+            return "past_failure"
+    for x in range(h + 1, clause_hi + 1):
+        if words[x] in ("failed", "crashed", "errored", "broke") or (
+            words[x] in ("failure", "failures", "errors") and "with" in words[h + 1 : x]
+        ):
+            return "past_failure"
+    # An earlier time: pluperfect, "previously", "in a previous session".
+    if cand.use is not None and "had" in cand.use.aux:
+        return "past"
+    if h > 0 and words[h - 1] == "had":
+        return "past"
+    hi_scan = min(n, h + 8)
+    for x in range(clause_lo, hi_scan):
+        if words[x] in PAST_CUES or (
+            words[x] == "previous" and x + 1 < n and words[x + 1].startswith("session")
+        ):
+            return "past"
+        if words[x] == "used" and x + 1 < n and words[x + 1] == "to":
+            return "past"
+        if words[x] == "first" and x > 0 and words[x - 1] == "at":
+            return "past"
+        if x > h and words[x] == "before" and x + 1 < n and words[x + 1] in SETTINGS:
+            return "past"  # "the tests passed before my last edit"
+    return None
+
+
+def _first_word(words: Sequence[str]) -> int | None:
+    for i, w in enumerate(words):
+        if w[:1].isalpha():
+            return i
+        if w not in ("`k", "`n", ".", "*", "-", "(", ")", ":"):
+            return None
+    return None
+
+
+def _in_parens(words: Sequence[str], h: int) -> bool:
+    depth = 0
+    for x in range(h - 1, -1, -1):
+        if words[x] == ")":
+            depth += 1
+        elif words[x] == "(":
+            if depth == 0:
+                return True
+            depth -= 1
+    return False
+
+
+def _now_that(words: Sequence[str], h: int) -> bool:
+    """Whether the head sits in a factive "now that …"/"since …" opening of a question."""
+    before = words[:h]
+    if any(w in WH for w in before):
+        return False
+    return any(
+        (w == "now" and x + 1 < h and words[x + 1] == "that") or w == "since"
+        for x, w in enumerate(before)
+    )
+
+
+def _but_not_later(words: Sequence[str], h: int) -> bool:
+    """ "… completed its tool uses but did not invoke …": a contrast that takes it back."""
+    for x in range(h + 1, len(words) - 1):
+        if words[x] in HARD:
+            return False
+        if words[x] == "but" and (
+            words[x + 1] in ("not", "never")
+            or words[x + 1].endswith("n't")
+            or (
+                words[x + 1] in ("did", "does", "was", "is", "has")
+                and x + 2 < len(words)
+                and (words[x + 2] == "not" or words[x + 2].endswith("n't"))
+            )
+            or words[x + 1] == "failed"
+        ):
+            return True
+    return False
+
+
+def _hypothetical(words: Sequence[str], lo: int, h: int) -> Blocker | None:
+    """A modal, future, purpose or wish before the head, in scope. A modal verb scopes
+    forward over coordinated verbs ("can create branches, push, and open PRs") up to a
+    contrast, a hard boundary, a relative clause or a coordinated clause with a subject
+    of its own; an infinitive cue ("trying to find …") only over its own clause."""
+    crossed_comma = False
+    for x in range(h - 1, -1, -1):
+        w = words[x]
+        if (w in HARD and w != "-") or w in CONTRAST or w == "which":
+            return None
+        if w in (",", "and") and x + 1 < lo and words[x + 1] in NEW_SUBJECT:
+            return None
+        if w == ",":
+            crossed_comma = True
+        if w in MODAL or w.endswith(("'ll", "'d")) or w in ("won't", "can't", "couldn't"):
+            if w in ("can", "could") and words[x + 1] in CAN_REPORT:
+                continue
+            return "hypothetical"
+        if w in ("hopefully", "let's", "let"):
+            return "hypothetical"
+        if crossed_comma:
+            continue
+        if w in WISHES and words[x + 1] == "to":
+            return "hypothetical"
+        if w == "to" and x + 1 < h and words[x + 1] in ("be", "have", "been"):
+            return "hypothetical"  # "changes to be pushed"
+        if w == "to" and x == skip_adverbs(words, h - 1, 0) and not words[h].endswith("ed"):
+            return "hypothetical"  # "to complete the task"
+    return None
