@@ -26,7 +26,8 @@ from common.codec import Codec, current_schemas
 from devtools.workload import generate_runs, interleave
 from reducers.records import OutputRecord
 from schemas import EVENT_SCHEMAS
-from streams.runfold import MemoryEventStore, Origin, RunFolder
+from streams.runfold import Origin, RunFolder
+from streams.store import MemoryEventStore
 
 # Share of each event type in a typical run (tool and lifecycle traffic dominates).
 MIX: dict[str, int] = {

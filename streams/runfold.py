@@ -3,10 +3,11 @@
 The run log (`outcomes.run-log.v1`, keyed by `run_id`) is the durable, totally ordered
 record of each run: the worker folds it in partition order, so a run's revisions are a
 deterministic function of it. State per run is the ordered list of the events that were
-applied (redeliveries are not stored), kept in an `EventStore`: in memory for tests,
-changelog-backed faust tables in the worker. A bounded cache holds recently used runs;
-a run that is not cached is rebuilt by folding its stored events again (outputs
-discarded), which reproduces the same revision counter and last account exactly.
+applied (redeliveries are not stored), kept in an `EventStore` (streams/store.py): in
+memory for tests, changelog-backed rocksdict stores or faust tables in the worker. A
+bounded cache holds recently used runs; a run that is not cached is rebuilt by folding
+its stored events again (outputs discarded), which reproduces the same revision counter
+and last account exactly.
 
 At-least-once delivery means a run-log record can be processed twice: after a crash the
 store may already hold an event whose outputs never reached Kafka. So a redelivered
@@ -21,7 +22,7 @@ from __future__ import annotations
 from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any
 
 from reducers.engine import fold
 from reducers.errors import InvalidEvent
@@ -31,40 +32,9 @@ from reducers.records import OutputRecord, dead_letter
 from reducers.state import RunState
 from reducers.timefmt import format_rfc3339
 from reducers.validate import parse_event
+from streams.store import EventStore
 
 Decoder = Callable[[bytes], Any]
-
-
-class EventStore(Protocol):
-    """Durable per-run event lists: append-only, read by position."""
-
-    def count(self, run_id: str) -> int:
-        """How many events the run has stored."""
-
-    def get(self, run_id: str, seq: int) -> bytes:
-        """The encoded event at position `seq` (0-based) of the run."""
-
-    def append(self, run_id: str, seq: int, raw: bytes) -> None:
-        """Store the encoded event at position `seq`, which is the current count."""
-
-
-class MemoryEventStore:
-    """An `EventStore` in a dict: for tests and for `replay`-like single-process use."""
-
-    def __init__(self) -> None:
-        self.events: dict[str, list[bytes]] = {}
-
-    def count(self, run_id: str) -> int:
-        return len(self.events.get(run_id, ()))
-
-    def get(self, run_id: str, seq: int) -> bytes:
-        return self.events[run_id][seq]
-
-    def append(self, run_id: str, seq: int, raw: bytes) -> None:
-        stored = self.events.setdefault(run_id, [])
-        if seq != len(stored):
-            raise ValueError(f"{run_id}: append at {seq}, but {len(stored)} events are stored")
-        stored.append(raw)
 
 
 @dataclass(frozen=True, slots=True)

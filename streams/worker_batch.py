@@ -9,9 +9,9 @@ producer, both librdkafka, in one poll loop:
 - One consumer in group `app_id` reads the input topics and the app's run log. An input
   record is validated and forwarded to the run log (or dead-lettered); a run-log record
   is folded by the `RunFolder` of its partition, and its outputs are produced at once.
-- Each run-log partition has a `PartitionStore`: a local rocksdict plus the changelog
-  partition of the same number. Appends go to the changelog as they happen and to the
-  local database at each commit.
+- Each run-log partition has a `PartitionStore` (streams/store.py): a local rocksdict
+  plus the changelog partition of the same number. Appends go to the changelog as they
+  happen and to the local database at each commit.
 - A commit waits for every produced record's acknowledgement (forwards, outputs,
   changelog), then writes the local stores, then commits the consumed offsets. A crash
   anywhere redoes records after the last commit: the run log has the same order, so the
@@ -31,27 +31,28 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from pathlib import Path
 from types import FrameType
 from typing import Any
 
 from confluent_kafka import Consumer, KafkaError, KafkaException, Message, Producer, TopicPartition
+from rocksdict import WriteBatch
 
 from common.codec import Codec
-from common.runtime import consume_ready
+from common.runtime import consume_ready, freeze_survivors
 from common.settings import Settings
 from reducers.catalog import INPUT_TOPICS, OUTPUT_TOPICS, run_log_topic
 from reducers.events import Event
 from reducers.records import OutputRecord
+from streams.ingest import ingest_record
 from streams.merge import Partition, TimestampMerge
 from streams.runfold import FoldStats, Origin, RunFolder
-from streams.worker import (
+from streams.store import PartitionStore
+from streams.topics import TopicsError, read_range
+from streams.worker_common import (
     WorkerError,
     WorkerOptions,
     changelog_topic,
     ensure_internal_topics,
-    ingest_record,
-    store_key,
 )
 
 log = logging.getLogger("outcomes.worker")
@@ -60,87 +61,8 @@ log = logging.getLogger("outcomes.worker")
 # one had to rebuild their run from the store, and runs were evicted meanwhile.
 REBUILD_WARNING = 0.25
 
-_CHECKPOINT = b"\x1f\x1fchangelog-offset"  # no run's key (`store_key`) starts with \x1f
 _MAX_RECORD = 8 * 1024 * 1024 + 64 * 1024  # largest output (streams/topics.py), framed
 _HANDOFF_LIMIT = 200_000  # validated events kept for the fold stage to pick up
-
-
-class PartitionStore:
-    """`EventStore` for the runs of one run-log partition.
-
-    `<run_id>\\x1f<seq>` -> the run's event number `seq`, as the run log carried it (the
-    faust engine's table layout, so both engines read one changelog). Appends wait in
-    `pending` (and go to the changelog at once) until `persist`, which a commit calls
-    after the changelog acknowledged them; the database under `_CHECKPOINT` remembers
-    the changelog offset it is complete up to, so a restore reads only what follows.
-    """
-
-    def __init__(self, path: Path, partition: int, options: WorkerOptions) -> None:
-        from rocksdict import BlockBasedOptions, Cache, Options, Rdict
-
-        opts = Options(raw_mode=True)
-        opts.create_if_missing(True)
-        table = BlockBasedOptions()
-        table.set_block_cache(Cache(options.rocksdb_cache_mib * 1024 * 1024))
-        opts.set_block_based_table_factory(table)
-        opts.set_write_buffer_size(options.rocksdb_write_buffer_mib * 1024 * 1024)
-        opts.set_max_write_buffer_number(2)
-        path.mkdir(parents=True, exist_ok=True)
-        self.db = Rdict(str(path), opts)
-        self.partition = partition
-        self.pending: dict[bytes, bytes] = {}
-        self.append_hook: Any = None  # set by the worker: sends one record to the changelog
-
-    def _get(self, key: bytes) -> bytes | None:
-        value = self.pending.get(key)
-        if value is None:
-            value = self.db.get(key)
-        return value
-
-    def count(self, run_id: str) -> int:
-        seq = 0
-        while self._get(store_key(run_id, seq)) is not None:
-            seq += 1
-        return seq
-
-    def get(self, run_id: str, seq: int) -> bytes:
-        value = self._get(store_key(run_id, seq))
-        if value is None:
-            raise WorkerError(f"run {run_id}: stored event {seq} is missing from the store")
-        return value
-
-    def append(self, run_id: str, seq: int, raw: bytes) -> None:
-        key = store_key(run_id, seq)
-        self.pending[key] = raw
-        self.append_hook(key, raw, self.partition)
-
-    def persist(self) -> None:
-        """Write pending appends to the local database (their changelog records are
-        acknowledged by then)."""
-        if not self.pending:
-            return
-        from rocksdict import WriteBatch
-
-        batch = WriteBatch(raw_mode=True)
-        for key, value in self.pending.items():
-            batch.put(key, value)
-        self.db.write(batch)
-        self.pending.clear()
-
-    @property
-    def checkpoint(self) -> int:
-        value = self.db.get(_CHECKPOINT)
-        return int(value) if value is not None else 0
-
-    def set_checkpoint(self, offset: int) -> None:
-        self.db[_CHECKPOINT] = str(offset).encode()
-
-    def close(self, checkpoint: int | None) -> None:
-        """Persist, record how far the changelog is complete (when known), close."""
-        self.persist()
-        if checkpoint is not None:
-            self.set_checkpoint(checkpoint)
-        self.db.close()
 
 
 def restore(stores: dict[int, PartitionStore], config: dict[str, Any], topic: str) -> int:
@@ -148,10 +70,6 @@ def restore(stores: dict[int, PartitionStore], config: dict[str, Any], topic: st
     store's checkpoint; returns how many records that read. Writing a key again with
     the value it has changes nothing, so reading from an older checkpoint is harmless
     (and a restore cut short starts again from the checkpoints it had)."""
-    from rocksdict import WriteBatch
-
-    from streams.topics import TopicsError, read_range
-
     starts: dict[tuple[str, int], int] = {}
     ends: dict[tuple[str, int], int] = {}
     probe = Consumer({**config, "group.id": f"{topic}-restore", "enable.auto.commit": False})
@@ -654,8 +572,6 @@ def serve_web(worker: BatchWorker, port: int) -> ThreadingHTTPServer:
 
 def run_batch_worker(settings: Settings, options: WorkerOptions, loglevel: str = "info") -> int:
     """Run the batch engine until idle or signalled; returns the exit code."""
-    from common.runtime import freeze_survivors
-
     logging.basicConfig(
         level=getattr(logging, loglevel.upper()),
         format="%(asctime)s %(levelname)s %(name)s %(message)s",

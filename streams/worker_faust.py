@@ -24,57 +24,25 @@ import signal
 import time
 from typing import Any
 
+import faust
+from aiokafka.helpers import create_ssl_context
+from faust.sensors.prometheus import setup_prometheus_sensors
+
+from common.codec import Codec
+from common.runtime import tune_gc
 from common.settings import Settings
 from reducers.catalog import INPUT_TOPICS, OUTPUT_TOPICS, run_log_topic
 from reducers.records import OutputRecord
+from streams.ingest import ingest_record
 from streams.runfold import Origin, RunFolder
-from streams.worker import (
-    WorkerError,
-    WorkerOptions,
-    ensure_internal_topics,
-    ingest_record,
-    store_key,
-)
+from streams.store import TableEventStore
+from streams.worker_common import WorkerOptions, ensure_internal_topics
 
 log = logging.getLogger("outcomes.worker")
 
 
-class TableEventStore:
-    """`EventStore` over one changelog-backed faust table.
-
-    `run_events[b"<run_id>\\x1f<seq>"]` holds the run's event number `seq`. Keys are
-    read and written only during stream iteration, so faust picks the partition of the
-    record being processed: the run's own partition. A run's count is found by probing
-    `seq` upwards (only when a run is rebuilt, which reads every event anyway); one
-    table write per applied event.
-    """
-
-    def __init__(self, events: Any) -> None:
-        self.events = events
-
-    def count(self, run_id: str) -> int:
-        seq = 0
-        while self.events.get(store_key(run_id, seq)) is not None:
-            seq += 1
-        return seq
-
-    def get(self, run_id: str, seq: int) -> bytes:
-        value = self.events.get(store_key(run_id, seq))
-        if value is None:
-            raise WorkerError(f"run {run_id}: stored event {seq} is missing from the table")
-        data: bytes = value
-        return data
-
-    def append(self, run_id: str, seq: int, raw: bytes) -> None:
-        self.events[store_key(run_id, seq)] = raw
-
-
 def build_app(settings: Settings, options: WorkerOptions) -> Any:
     """The faust app with its topics, tables and agents (not started)."""
-    import faust
-
-    from common.codec import Codec
-
     codec = Codec(settings)
     datadir = settings.state_dir / "worker" / options.app_id
     datadir.mkdir(parents=True, exist_ok=True)
@@ -220,8 +188,6 @@ def build_app(settings: Settings, options: WorkerOptions) -> Any:
             }
         )
 
-    from faust.sensors.prometheus import setup_prometheus_sensors
-
     setup_prometheus_sensors(app, name_prefix=options.app_id)
     return app
 
@@ -243,14 +209,10 @@ class _Activity:
 
 
 def _credentials(settings: Settings) -> Any:
-    import faust
-
     if settings.security_protocol == "PLAINTEXT":
         return None
     ssl_context = None
     if settings.security_protocol in ("SSL", "SASL_SSL"):
-        from aiokafka.helpers import create_ssl_context
-
         ssl_context = create_ssl_context(
             cafile=settings.ssl_cafile, certfile=settings.ssl_certfile, keyfile=settings.ssl_keyfile
         )
@@ -284,10 +246,6 @@ def commit_everything_on_stop(consumer: Any) -> None:
 
 def run_faust_worker(settings: Settings, options: WorkerOptions, loglevel: str = "info") -> int:
     """Start the worker and block until it stops; returns the process exit code."""
-    import faust
-
-    from common.runtime import tune_gc
-
     tune_gc()
     # aiokafka logs every frame at DEBUG; even filtered out, building those records cost
     # about a tenth of the worker's time. Keep it at WARNING unless debugging.

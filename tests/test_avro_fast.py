@@ -25,7 +25,8 @@ from common.codec import Codec, _catalog, _Converters, _to_bytes, timestamp_micr
 from common.errors import CodecError
 from devtools.workload import generate_runs, interleave
 from reducers.records import OutputRecord
-from streams.runfold import MemoryEventStore, Origin, RunFolder
+from streams.runfold import Origin, RunFolder
+from streams.store import MemoryEventStore
 from tests.codec_support import record_strategy, sample_output
 
 DEFINITIONS = schemas.current_definitions()

@@ -14,7 +14,8 @@ from devtools.workload import generate_runs, interleave
 from reducers.engine import Engine
 from reducers.records import OutputRecord
 from reducers.validate import parse_event
-from streams.runfold import MemoryEventStore, Origin, RunFolder
+from streams.runfold import Origin, RunFolder
+from streams.store import MemoryEventStore
 from tests.strategies import RUN_ID, run_events
 
 ORIGIN = Origin("outcomes.run-log.v1", 0, 0)

@@ -9,8 +9,9 @@ from pathlib import Path
 import pytest
 from confluent_kafka import Producer
 
-from streams.worker import WorkerOptions, store_key
-from streams.worker_batch import PartitionStore, restore
+from streams.store import PartitionStore, store_key
+from streams.worker_batch import restore
+from streams.worker_common import WorkerOptions
 
 pytestmark = pytest.mark.kafka
 
