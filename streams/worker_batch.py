@@ -35,6 +35,10 @@ from types import FrameType
 from typing import Any
 
 from confluent_kafka import Consumer, KafkaError, KafkaException, Message, Producer, TopicPartition
+from prometheus_client import CollectorRegistry
+from prometheus_client.exposition import CONTENT_TYPE_PLAIN_0_0_4, generate_latest
+from prometheus_client.metrics_core import CounterMetricFamily, GaugeMetricFamily, Metric
+from prometheus_client.registry import Collector
 from rocksdict import WriteBatch
 
 from common.codec import Codec
@@ -517,42 +521,65 @@ class BatchWorker:
 # -- the web endpoint ----------------------------------------------------------------
 
 
-def metric_lines(worker: BatchWorker) -> Iterator[str]:
-    """Prometheus text exposition of the worker's counters and lag."""
-    prefix = "outcomes_worker"
-    c = worker.counters
-    counters = {
-        "forwarded": (c.forwarded, "input events forwarded to the run log"),
-        "folded": (c.folded, "run-log records folded"),
-        "dead_letters": (c.dead_letters, "records refused to the dead-letter topic"),
-        "outputs": (c.outputs, "output records produced"),
-        "commits": (c.commits, "offset commits"),
-        "restored": (c.restored, "changelog records read to restore stores"),
-    }
-    for name, (value, help_text) in counters.items():
-        yield f"# HELP {prefix}_{name}_total {help_text}"
-        yield f"# TYPE {prefix}_{name}_total counter"
-        yield f"{prefix}_{name}_total {value}"
-    yield f"# HELP {prefix}_merge_buffered input records waiting in the timestamp merge"
-    yield f"# TYPE {prefix}_merge_buffered gauge"
-    yield f"{prefix}_merge_buffered {worker.merge.buffered}"
-    yield f"# HELP {prefix}_consumer_lag records behind the end, per partition"
-    yield f"# TYPE {prefix}_consumer_lag gauge"
-    for where, lag in sorted(c.lag.items()):
-        topic, _, partition = where.rstrip("]").partition("[")
-        yield f'{prefix}_consumer_lag{{topic="{topic}",partition="{partition}"}} {lag}'
+class WorkerMetrics(Collector):
+    """A prometheus-client collector of the worker's counters, merge and consumer lag.
+
+    It reads the plain counters when `/metrics` is scraped: nothing is counted per
+    message beyond those integers.
+    """
+
+    COUNTERS = (
+        ("forwarded", "input events forwarded to the run log"),
+        ("folded", "run-log records folded"),
+        ("dead_letters", "records refused to the dead-letter topic"),
+        ("outputs", "output records produced"),
+        ("commits", "offset commits"),
+        ("restored", "changelog records read to restore stores"),
+    )
+
+    def __init__(self, worker: BatchWorker) -> None:
+        self.worker = worker
+
+    def collect(self) -> Iterator[Metric]:
+        c = self.worker.counters
+        for name, help_text in self.COUNTERS:
+            yield CounterMetricFamily(
+                f"outcomes_worker_{name}_total", help_text, value=getattr(c, name)
+            )
+        yield GaugeMetricFamily(
+            "outcomes_worker_merge_buffered",
+            "input records waiting in the timestamp merge",
+            value=self.worker.merge.buffered,
+        )
+        lag = GaugeMetricFamily(
+            "outcomes_worker_consumer_lag",
+            "records behind the end, per partition",
+            labels=("topic", "partition"),
+        )
+        for where, behind in sorted(c.lag.items()):
+            topic, _, partition = where.rstrip("]").partition("[")
+            lag.add_metric((topic, partition), behind)
+        yield lag
+
+
+def metrics_registry(worker: BatchWorker) -> CollectorRegistry:
+    """A registry of the worker's metrics alone (no process or platform collectors)."""
+    registry = CollectorRegistry(auto_describe=False)
+    registry.register(WorkerMetrics(worker))
+    return registry
 
 
 def serve_web(worker: BatchWorker, port: int) -> ThreadingHTTPServer:
-    """`/outcomes/stats` (JSON) and `/metrics` (Prometheus) on 127.0.0.1, in a thread."""
+    """`/outcomes/stats` (JSON) and `/metrics` (Prometheus text format 0.0.4) on
+    127.0.0.1, in a thread."""
+    registry = metrics_registry(worker)
 
     class Handler(BaseHTTPRequestHandler):
         def do_GET(self) -> None:
             if self.path == "/outcomes/stats":
                 body, kind = json.dumps(worker.stats()).encode(), "application/json"
             elif self.path == "/metrics":
-                text = "\n".join(metric_lines(worker)) + "\n"
-                body, kind = text.encode(), "text/plain; version=0.0.4"
+                body, kind = generate_latest(registry), CONTENT_TYPE_PLAIN_0_0_4
             else:
                 self.send_error(404)
                 return
