@@ -15,6 +15,7 @@ queues it on an idempotent Kafka producer (`enable.idempotence=true`, `acks=all`
 
 from __future__ import annotations
 
+import inspect
 import logging
 import threading
 import time
@@ -22,7 +23,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
 from types import TracebackType
-from typing import TYPE_CHECKING, Any, TypedDict
+from typing import TYPE_CHECKING, Any, TypedDict, TypeVar, Unpack
 
 from confluent_kafka import KafkaException, Producer
 
@@ -121,6 +122,38 @@ class DeliveryReport:
 
 
 DeliveryCallback = Callable[[DeliveryReport], None]
+
+
+class CallOptions(TypedDict, total=False):
+    """The keyword arguments every typed method takes besides `run_id` and the event's
+    own fields: the rest of the envelope, and where to report delivery."""
+
+    event_id: str | None  # default: a new UUIDv7; reuse it to republish the same fact
+    occurred_at: Timestamp | None  # default: now, UTC
+    source: str | None  # default: the producer's
+    on_delivery: DeliveryCallback | None  # called with the event's DeliveryReport
+
+
+_CALL_OPTIONS = frozenset(CallOptions.__annotations__)
+_Method = TypeVar("_Method", bound=Callable[..., str])
+
+
+def _call_options(method: _Method) -> _Method:
+    """Spell the `CallOptions` out as keyword-only parameters in the method's signature
+    (`help()`, `inspect.signature`), as if each typed method listed them."""
+    signature = inspect.signature(method)
+    own = [p for p in signature.parameters.values() if p.kind is not p.VAR_KEYWORD]
+    shared = [  # TypedDict keeps postponed annotations as ForwardRefs: show their text
+        inspect.Parameter(
+            name,
+            inspect.Parameter.KEYWORD_ONLY,
+            default=None,
+            annotation=getattr(kind, "__forward_arg__", kind),
+        )
+        for name, kind in CallOptions.__annotations__.items()
+    ]
+    method.__signature__ = signature.replace(parameters=[*own, *shared])  # type: ignore[attr-defined]
+    return method
 
 
 class OutcomesProducer:
@@ -316,31 +349,34 @@ class OutcomesProducer:
             log.warning("kafka client error (%s): %s", self.settings.bootstrap, err.str())
 
     def _emit(
-        self,
-        event_type: str,
-        run_id: str,
-        event_id: str | None,
-        occurred_at: Timestamp | None,
-        source: str | None,
-        on_delivery: DeliveryCallback | None,
-        payload: Mapping[str, Any],
+        self, event_type: str, run_id: str, options: CallOptions, fields: Mapping[str, Any]
     ) -> str:
+        """Fill the envelope of one typed method's event (`CallOptions` and their
+        defaults) around its own `fields`, then publish it."""
+        for name in options:  # what Python says of an argument the signature lacks
+            if name not in _CALL_OPTIONS:
+                raise TypeError(
+                    f"OutcomesProducer.{event_type.replace('.', '_')}() got an unexpected "
+                    f"keyword argument {name!r}"
+                )
+        event_id = options.get("event_id")
+        occurred_at = options.get("occurred_at")
+        source = options.get("source")
         event = {
             "event_id": event_id if event_id is not None else uuid7_str(),
             "run_id": run_id,
             "type": event_type,
             "occurred_at": occurred_at if occurred_at is not None else datetime.now(UTC),
             "source": source if source is not None else self.source,
-            **payload,
+            **fields,
         }
-        return self.publish(event, on_delivery=on_delivery)
+        return self.publish(event, on_delivery=options.get("on_delivery"))
 
     # -- one method per event type (SPEC section 2) -------------------------------------
-    # Common keyword arguments: `run_id`; `event_id` (default: a new UUIDv7; reuse it to
-    # republish the same fact); `occurred_at` (default: now, UTC); `source` (default:
-    # the producer's); `on_delivery` (called with the DeliveryReport). Each returns the
+    # Each takes `run_id`, the event's own fields and the `CallOptions`; each returns the
     # event_id.
 
+    @_call_options
     def goal_revised(
         self,
         *,
@@ -352,14 +388,13 @@ class OutcomesProducer:
         requested_effects: Sequence[str] = (),
         requested_actions: Sequence[str] = (),
         target_revision: str | None = None,
-        event_id: str | None = None,
-        occurred_at: Timestamp | None = None,
-        source: str | None = None,
-        on_delivery: DeliveryCallback | None = None,
+        **options: Unpack[CallOptions],
     ) -> str:
         """`goal.revised`: what the user (or a product rule, or the model) asked for."""
         return self._emit(
-            "goal.revised", run_id, event_id, occurred_at, source, on_delivery,
+            "goal.revised",
+            run_id,
+            options,
             {
                 "goal_revision": goal_revision,
                 "authored_by": authored_by,
@@ -369,25 +404,21 @@ class OutcomesProducer:
                 "requested_actions": list(requested_actions),
                 "target_revision": target_revision,
             },
-        )  # fmt: skip
+        )
 
+    @_call_options
     def tool_started(
         self,
         *,
         run_id: str,
         action_id: str,
         tool: str,
-        event_id: str | None = None,
-        occurred_at: Timestamp | None = None,
-        source: str | None = None,
-        on_delivery: DeliveryCallback | None = None,
+        **options: Unpack[CallOptions],
     ) -> str:
         """`tool.started`: a tool attempt began."""
-        return self._emit(
-            "tool.started", run_id, event_id, occurred_at, source, on_delivery,
-            {"action_id": action_id, "tool": tool},
-        )  # fmt: skip
+        return self._emit("tool.started", run_id, options, {"action_id": action_id, "tool": tool})
 
+    @_call_options
     def tool_finished(
         self,
         *,
@@ -396,17 +427,17 @@ class OutcomesProducer:
         tool: str,
         outcome: ToolOutcome,
         error_class: str | None = None,
-        event_id: str | None = None,
-        occurred_at: Timestamp | None = None,
-        source: str | None = None,
-        on_delivery: DeliveryCallback | None = None,
+        **options: Unpack[CallOptions],
     ) -> str:
         """`tool.finished`: a tool attempt ended with `outcome`."""
         return self._emit(
-            "tool.finished", run_id, event_id, occurred_at, source, on_delivery,
+            "tool.finished",
+            run_id,
+            options,
             {"action_id": action_id, "tool": tool, "outcome": outcome, "error_class": error_class},
-        )  # fmt: skip
+        )
 
+    @_call_options
     def effect_intent(
         self,
         *,
@@ -415,22 +446,22 @@ class OutcomesProducer:
         effect_class: str,
         target: str,
         consequential: bool,
-        event_id: str | None = None,
-        occurred_at: Timestamp | None = None,
-        source: str | None = None,
-        on_delivery: DeliveryCallback | None = None,
+        **options: Unpack[CallOptions],
     ) -> str:
         """`effect.intent`: an external effect (write, upload, ...) is intended."""
         return self._emit(
-            "effect.intent", run_id, event_id, occurred_at, source, on_delivery,
+            "effect.intent",
+            run_id,
+            options,
             {
                 "intent_id": intent_id,
                 "effect_class": effect_class,
                 "target": target,
                 "consequential": consequential,
             },
-        )  # fmt: skip
+        )
 
+    @_call_options
     def effect_transition(
         self,
         *,
@@ -439,17 +470,17 @@ class OutcomesProducer:
         state: TransitionState,
         attempt_id: str | None = None,
         reason: str | None = None,
-        event_id: str | None = None,
-        occurred_at: Timestamp | None = None,
-        source: str | None = None,
-        on_delivery: DeliveryCallback | None = None,
+        **options: Unpack[CallOptions],
     ) -> str:
         """`effect.transition`: an effect changed state (`reason`: public, for denied)."""
         return self._emit(
-            "effect.transition", run_id, event_id, occurred_at, source, on_delivery,
+            "effect.transition",
+            run_id,
+            options,
             {"intent_id": intent_id, "state": state, "attempt_id": attempt_id, "reason": reason},
-        )  # fmt: skip
+        )
 
+    @_call_options
     def effect_receipt(
         self,
         *,
@@ -460,14 +491,13 @@ class OutcomesProducer:
         observed: ReceiptObservation,
         authoritative: bool,
         attempt_id: str | None = None,
-        event_id: str | None = None,
-        occurred_at: Timestamp | None = None,
-        source: str | None = None,
-        on_delivery: DeliveryCallback | None = None,
+        **options: Unpack[CallOptions],
     ) -> str:
         """`effect.receipt`: evidence of whether an effect happened in the world."""
         return self._emit(
-            "effect.receipt", run_id, event_id, occurred_at, source, on_delivery,
+            "effect.receipt",
+            run_id,
+            options,
             {
                 "intent_id": intent_id,
                 "receipt_id": receipt_id,
@@ -476,8 +506,9 @@ class OutcomesProducer:
                 "observed": observed,
                 "authoritative": authoritative,
             },
-        )  # fmt: skip
+        )
 
+    @_call_options
     def verification_receipt(
         self,
         *,
@@ -491,14 +522,13 @@ class OutcomesProducer:
         environment: str,
         command: str,
         expected_artifacts: Sequence[str] = (),
-        event_id: str | None = None,
-        occurred_at: Timestamp | None = None,
-        source: str | None = None,
-        on_delivery: DeliveryCallback | None = None,
+        **options: Unpack[CallOptions],
     ) -> str:
         """`verification.receipt`: the result of one verification run."""
         return self._emit(
-            "verification.receipt", run_id, event_id, occurred_at, source, on_delivery,
+            "verification.receipt",
+            run_id,
+            options,
             {
                 "check_id": check_id,
                 "label": label,
@@ -510,8 +540,9 @@ class OutcomesProducer:
                 "command": command,
                 "expected_artifacts": list(expected_artifacts),
             },
-        )  # fmt: skip
+        )
 
+    @_call_options
     def workspace_snapshot(
         self,
         *,
@@ -520,135 +551,104 @@ class OutcomesProducer:
         sealed: bool,
         artifacts: Sequence[Artifact],
         base_revision: str | None = None,
-        event_id: str | None = None,
-        occurred_at: Timestamp | None = None,
-        source: str | None = None,
-        on_delivery: DeliveryCallback | None = None,
+        **options: Unpack[CallOptions],
     ) -> str:
         """`workspace.snapshot`: the complete change inventory against the run's base."""
         return self._emit(
-            "workspace.snapshot", run_id, event_id, occurred_at, source, on_delivery,
+            "workspace.snapshot",
+            run_id,
+            options,
             {
                 "snapshot_id": snapshot_id,
                 "base_revision": base_revision,
                 "sealed": sealed,
                 "artifacts": [dict(a) for a in artifacts],
             },
-        )  # fmt: skip
+        )
 
+    @_call_options
     def run_started(
         self,
         *,
         run_id: str,
         agent: str,
         requested_by: str,
-        event_id: str | None = None,
-        occurred_at: Timestamp | None = None,
-        source: str | None = None,
-        on_delivery: DeliveryCallback | None = None,
+        **options: Unpack[CallOptions],
     ) -> str:
         """`run.started`: a run began."""
         return self._emit(
-            "run.started", run_id, event_id, occurred_at, source, on_delivery,
-            {"agent": agent, "requested_by": requested_by},
-        )  # fmt: skip
+            "run.started", run_id, options, {"agent": agent, "requested_by": requested_by}
+        )
 
+    @_call_options
     def response_disposition(
         self,
         *,
         run_id: str,
         completion: Completion,
-        event_id: str | None = None,
-        occurred_at: Timestamp | None = None,
-        source: str | None = None,
-        on_delivery: DeliveryCallback | None = None,
+        **options: Unpack[CallOptions],
     ) -> str:
         """`response.disposition`: how the response ended."""
-        return self._emit(
-            "response.disposition", run_id, event_id, occurred_at, source, on_delivery,
-            {"completion": completion},
-        )  # fmt: skip
+        return self._emit("response.disposition", run_id, options, {"completion": completion})
 
+    @_call_options
     def review_recorded(
         self,
         *,
         run_id: str,
         state: ReviewState,
-        event_id: str | None = None,
-        occurred_at: Timestamp | None = None,
-        source: str | None = None,
-        on_delivery: DeliveryCallback | None = None,
+        **options: Unpack[CallOptions],
     ) -> str:
         """`review.recorded`: a review result."""
-        return self._emit(
-            "review.recorded", run_id, event_id, occurred_at, source, on_delivery,
-            {"state": state},
-        )  # fmt: skip
+        return self._emit("review.recorded", run_id, options, {"state": state})
 
+    @_call_options
     def finalize_requested(
         self,
         *,
         run_id: str,
         candidate_snapshot: str | None,
-        event_id: str | None = None,
-        occurred_at: Timestamp | None = None,
-        source: str | None = None,
-        on_delivery: DeliveryCallback | None = None,
+        **options: Unpack[CallOptions],
     ) -> str:
         """`finalize.requested`: ask for the account (None: the run has no workspace)."""
         return self._emit(
-            "finalize.requested", run_id, event_id, occurred_at, source, on_delivery,
-            {"candidate_snapshot": candidate_snapshot},
-        )  # fmt: skip
+            "finalize.requested", run_id, options, {"candidate_snapshot": candidate_snapshot}
+        )
 
+    @_call_options
     def run_cancelled(
         self,
         *,
         run_id: str,
         reason: str | None = None,
-        event_id: str | None = None,
-        occurred_at: Timestamp | None = None,
-        source: str | None = None,
-        on_delivery: DeliveryCallback | None = None,
+        **options: Unpack[CallOptions],
     ) -> str:
         """`run.cancelled`: the run was cancelled."""
-        return self._emit(
-            "run.cancelled", run_id, event_id, occurred_at, source, on_delivery,
-            {"reason": reason},
-        )  # fmt: skip
+        return self._emit("run.cancelled", run_id, options, {"reason": reason})
 
+    @_call_options
     def run_interrupted(
         self,
         *,
         run_id: str,
         reason: str | None = None,
-        event_id: str | None = None,
-        occurred_at: Timestamp | None = None,
-        source: str | None = None,
-        on_delivery: DeliveryCallback | None = None,
+        **options: Unpack[CallOptions],
     ) -> str:
         """`run.interrupted`: the run was interrupted."""
-        return self._emit(
-            "run.interrupted", run_id, event_id, occurred_at, source, on_delivery,
-            {"reason": reason},
-        )  # fmt: skip
+        return self._emit("run.interrupted", run_id, options, {"reason": reason})
 
+    @_call_options
     def inference_started(
         self,
         *,
         run_id: str,
         model_call_id: str,
-        event_id: str | None = None,
-        occurred_at: Timestamp | None = None,
-        source: str | None = None,
-        on_delivery: DeliveryCallback | None = None,
+        **options: Unpack[CallOptions],
     ) -> str:
         """`inference.started`: a model call began."""
-        return self._emit(
-            "inference.started", run_id, event_id, occurred_at, source, on_delivery,
-            {"model_call_id": model_call_id},
-        )  # fmt: skip
+        return self._emit("inference.started", run_id, options, {"model_call_id": model_call_id})
 
+    @_call_options
     def retrieval_evaluated(
         self,
         *,
@@ -659,14 +659,13 @@ class OutcomesProducer:
         algorithm: str,
         config_hash: str,
         candidates: Sequence[Candidate],
-        event_id: str | None = None,
-        occurred_at: Timestamp | None = None,
-        source: str | None = None,
-        on_delivery: DeliveryCallback | None = None,
+        **options: Unpack[CallOptions],
     ) -> str:
         """`retrieval.evaluated`: how each memory-retrieval candidate was evaluated."""
         return self._emit(
-            "retrieval.evaluated", run_id, event_id, occurred_at, source, on_delivery,
+            "retrieval.evaluated",
+            run_id,
+            options,
             {
                 "retrieval_id": retrieval_id,
                 "job_id": job_id,
@@ -675,8 +674,9 @@ class OutcomesProducer:
                 "config_hash": config_hash,
                 "candidates": [dict(c) for c in candidates],
             },
-        )  # fmt: skip
+        )
 
+    @_call_options
     def injection_recorded(
         self,
         *,
@@ -692,14 +692,13 @@ class OutcomesProducer:
         range_end: int,
         confirmed: bool,
         removed_before_inference: bool,
-        event_id: str | None = None,
-        occurred_at: Timestamp | None = None,
-        source: str | None = None,
-        on_delivery: DeliveryCallback | None = None,
+        **options: Unpack[CallOptions],
     ) -> str:
         """`injection.recorded`: a context block reached a model-call boundary."""
         return self._emit(
-            "injection.recorded", run_id, event_id, occurred_at, source, on_delivery,
+            "injection.recorded",
+            run_id,
+            options,
             {
                 "injection_id": injection_id,
                 "model_call_id": model_call_id,
@@ -713,8 +712,9 @@ class OutcomesProducer:
                 "confirmed": confirmed,
                 "removed_before_inference": removed_before_inference,
             },
-        )  # fmt: skip
+        )
 
+    @_call_options
     def narrative_submitted(
         self,
         *,
@@ -723,18 +723,17 @@ class OutcomesProducer:
         channel: str,
         text: str,
         account_revision: int | None = None,
-        event_id: str | None = None,
-        occurred_at: Timestamp | None = None,
-        source: str | None = None,
-        on_delivery: DeliveryCallback | None = None,
+        **options: Unpack[CallOptions],
     ) -> str:
         """`narrative.submitted`: the model's final narrative (claim-checked)."""
         return self._emit(
-            "narrative.submitted", run_id, event_id, occurred_at, source, on_delivery,
+            "narrative.submitted",
+            run_id,
+            options,
             {
                 "narrative_id": narrative_id,
                 "account_revision": account_revision,
                 "channel": channel,
                 "text": text,
             },
-        )  # fmt: skip
+        )
