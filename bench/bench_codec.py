@@ -1,7 +1,7 @@
 """Codec throughput on one core: encode and decode records/s for a realistic event mix.
 
 Side by side in one run: fastavro's schemaless writer and reader alone (no framing, no
-checks), the codec's generated ones alone (`common/avro_fast.py`, which the codec uses
+checks), the codec's generated ones alone (`common/codec/fast.py`, which the codec uses
 in fastavro's place), and the codec's paths (`encode_event`, `decode_event_fast`,
 canonical `decode`). Schemas are parsed and code generated once, before timing. Prints
 figures; asserts nothing.

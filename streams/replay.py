@@ -10,10 +10,11 @@ import gc
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, NamedTuple, TypeVar
+from typing import Any, TypeVar
 
 import orjson
 
+from common.codec.container import SourceItem, iter_container_items
 from reducers.engine import Engine, fold
 from reducers.errors import InvalidEvent
 from reducers.limits import Limits
@@ -41,16 +42,6 @@ class ReplayStats:
             f"events read {self.read}, applied {self.applied}, redelivered {self.redelivered}, "
             f"rejected {self.rejected}, revisions {self.revisions}"
         )
-
-
-class SourceItem(NamedTuple):
-    """One input item: where it came from, its raw bytes, and its decoded object if any."""
-
-    origin_file: str
-    origin_line: int
-    raw: bytes
-    value: Any = None
-    error: InvalidEvent | None = None
 
 
 def _ids(value: Any) -> tuple[str | None, str | None]:
@@ -94,8 +85,6 @@ def file_items(path: Path, limits: Limits) -> Iterator[SourceItem]:
     with path.open("rb") as handle:
         magic = handle.read(4)
     if magic == b"Obj\x01":
-        from common.codec import iter_container_items
-
         yield from iter_container_items(path, limits)
     else:
         yield from jsonl_items(path, limits)

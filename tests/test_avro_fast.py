@@ -1,6 +1,6 @@
 """The generated canonical JSON -> Avro converters agree with the generic ones.
 
-`common/avro_fast.py` may only accept what the generic converters accept, with the same
+`common/codec/fast.py` may only accept what the generic converters accept, with the same
 result; whatever it refuses goes to the generic converter, which converts it or raises
 the violation with its path. Checked on every output and event of a generated fleet,
 and on values broken one field at a time.
@@ -20,8 +20,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import schemas
-from common.avro_fast import FastConverters, FastReaders, FastWriters, _varint
-from common.codec import Codec, _catalog, _Converters, _to_bytes, timestamp_micros
+from common.codec import Codec, _Converters, timestamp_micros
+from common.codec.catalog import _catalog
+from common.codec.convert import _to_bytes
+from common.codec.fast import FastConverters, FastReaders, FastWriters, _varint
 from common.errors import CodecError
 from devtools.workload import generate_runs, interleave
 from reducers.records import OutputRecord

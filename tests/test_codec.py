@@ -20,7 +20,6 @@ from common.codec import (
     MIN_MICROS,
     Codec,
     SchemaStore,
-    _parse_timestamp_general,
     current_schemas,
     format_timestamp,
     parse_timestamp,
@@ -31,6 +30,7 @@ from common.settings import Settings
 from reducers.catalog import EVENT_TYPES, OUTPUT_KINDS, OUTPUT_TOPICS
 from reducers.limits import Limits
 from reducers.records import OutputRecord
+from reducers.timefmt import _parse_general
 from tests.codec_support import (
     micros,
     record_strategy,
@@ -173,9 +173,9 @@ def test_the_canonical_fast_path_agrees_with_the_general_parser(
     micros_value: int, where: int, char: str
 ) -> None:
     text = format_timestamp(micros_value)
-    assert parse_timestamp(text) == _parse_timestamp_general(text) == micros_value
+    assert parse_timestamp(text) == _parse_general(text) == micros_value
     bent = text[:where] + char + text[where + 1 :]  # one character changed: same verdict
-    assert _outcome(parse_timestamp, bent) == _outcome(_parse_timestamp_general, bent)
+    assert _outcome(parse_timestamp, bent) == _outcome(_parse_general, bent)
 
 
 def test_nanosecond_zeros_are_accepted() -> None:

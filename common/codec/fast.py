@@ -1,7 +1,7 @@
 """Generated code for the codec's hot paths: canonical JSON -> Avro converters
 (`FastConverters`), and Avro binary writers and readers (`FastWriters`, `FastReaders`).
 
-The codec's generic converters (common/codec.py `_Converters.to_avro`) walk a tree of
+The codec's generic converters (common/codec/convert.py `_Converters.to_avro`) walk a tree of
 closures, one call per value, and explain any violation with its path; fastavro's writer
 and reader walk the schema's dicts at every value, and its writer checks each union's
 value against every branch. For an account revision (~100 values) that was ~90 µs to
@@ -125,7 +125,7 @@ class _Generator:
     def _exec(self, label: str, extra: str = "") -> None:
         """Run the source made since the last call (and `extra`) in the environment."""
         source = "\n".join([*self._source, extra])
-        exec(compile(source, f"<avro_fast {label}>", "exec"), self._env)
+        exec(compile(source, f"<common.codec.fast {label}>", "exec"), self._env)
         self._source.clear()
 
     def _temp(self) -> str:

@@ -1,0 +1,174 @@
+"""Files of events: JSON lines, and Avro object container files (read and written).
+
+A container file's records are read one by one against the current schemas; a record
+that breaks the contract becomes a :class:`ContainerFailure` and reading goes on. For
+`outcomes replay` they come as :class:`SourceItem`s, like the lines of a JSONL file.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass
+from datetime import datetime
+from pathlib import Path
+from typing import Any, NamedTuple, cast
+
+import fastavro
+import orjson
+
+import schemas
+from common.codec.catalog import RecordSchema
+from common.codec.convert import Json
+from common.codec.core import Codec
+from common.errors import UNDECODABLE, UNKNOWN_SCHEMA, CodecError
+from common.settings import Settings
+from reducers.errors import InvalidEvent
+from reducers.limits import Limits
+from reducers.records import OutputRecord, dead_letter
+from reducers.timefmt import datetime_micros
+
+
+class SourceItem(NamedTuple):
+    """One input item: where it came from, its raw bytes, and its decoded object if any."""
+
+    origin_file: str
+    origin_line: int
+    raw: bytes
+    value: Any = None
+    error: InvalidEvent | None = None
+
+
+def parse_json_event(line: bytes | str) -> Any:
+    """One JSONL line -> the JSON value; CodecError(`undecodable`) if it is not JSON."""
+    try:
+        return orjson.loads(line)
+    except orjson.JSONDecodeError as exc:
+        raise CodecError(UNDECODABLE, f"not JSON: {exc}") from None
+
+
+@dataclass(frozen=True, slots=True)
+class ContainerFailure:
+    """A record of a container file that could not be read (0-based `index`)."""
+
+    index: int
+    reason: str
+    message: str
+
+    def dead_letter(self, path: str | Path) -> OutputRecord:
+        """As a dead letter whose origin is `file:<path>:<index + 1>`."""
+        return dead_letter(
+            reason=self.reason,
+            message=self.message,
+            raw=b"",
+            origin_file=str(path),
+            origin_line=self.index + 1,
+        )
+
+
+def write_container(
+    path: str | Path,
+    events: Iterable[Mapping[str, Any]],
+    *,
+    codec: Codec | None = None,
+    compression: str = "deflate",
+) -> int:
+    """Write canonical JSON events to an Avro container file (union of event records).
+
+    Raises CodecError for an invalid event (nothing half-valid is written for it).
+    Returns the number of events written.
+    """
+    codec = codec or Codec()
+    catalog = codec._catalog
+    count = 0
+
+    def records() -> Iterator[tuple[str, Json]]:
+        nonlocal count
+        for event in events:
+            record = codec._event_schema(event)
+            yield record.name, codec._to_avro(record, event)
+            count += 1
+
+    with open(path, "wb") as out:
+        fastavro.writer(
+            out, fastavro.parse_schema(catalog.container_schema), records(), codec=compression
+        )
+    return count
+
+
+def iter_container_events(
+    path: str | Path, *, codec: Codec | None = None
+) -> Iterator[Json | ContainerFailure]:
+    """Canonical JSON events from an Avro container file, in file order.
+
+    A record that breaks the contract yields a ContainerFailure and reading goes on; a
+    corrupt file yields one ContainerFailure at the position where reading stopped.
+    The file's writer schema (a union of event records, or one event record; older or
+    newer versions) is resolved against the current schemas.
+    """
+    codec = codec or Codec()
+    catalog = codec._catalog
+    index = 0
+    try:
+        with open(path, "rb") as stream:
+            header = fastavro.reader(stream)
+            writer_json = json.loads(header.metadata["avro.schema"])
+            if isinstance(writer_json, dict):
+                single = schemas.full_name(writer_json["name"], writer_json.get("namespace"))
+                target = catalog.by_name.get(single)
+                if target is None or not target.is_event:
+                    yield ContainerFailure(0, UNKNOWN_SCHEMA, f"{path}: {single} is not an event")
+                    return
+                reader_schema = target.schema
+            else:
+                single = None
+                reader_schema = catalog.container_schema
+            stream.seek(0)
+            rows = fastavro.reader(
+                stream, reader_schema=fastavro.parse_schema(reader_schema), return_record_name=True
+            )
+            for row in rows:
+                if single is None:
+                    name, value = cast(tuple[str, Json], row)
+                else:
+                    name, value = single, cast(Json, row)
+                yield _container_event(codec, catalog.by_name[name], value, index)
+                index += 1
+    except OSError:
+        raise
+    except Exception as exc:  # a corrupt block: report where, then stop (cannot resync)
+        yield ContainerFailure(
+            index, UNDECODABLE, f"{path}: record {index + 1}: {type(exc).__name__}: {exc}"
+        )
+
+
+def _container_event(codec: Codec, record: RecordSchema, value: Json, index: int) -> Any:
+    try:
+        codec._check_limits(value, record, None)
+        codec._check_event(record, _with_micros(value))
+        return record.to_canonical(value) if record.to_canonical is not None else value
+    except CodecError as exc:
+        return ContainerFailure(index, exc.reason, exc.message)
+
+
+def _with_micros(value: Json) -> Json:
+    occurred = value["occurred_at"]
+    if isinstance(occurred, datetime):
+        return {**value, "occurred_at": datetime_micros(occurred)}
+    return value
+
+
+def iter_container_items(path: str | Path, limits: Limits | None = None) -> Iterator[SourceItem]:
+    """:func:`iter_container_events` as `outcomes replay` source items.
+
+    `origin_line` is the 1-based record index; `raw` is the record as canonical JSON
+    (empty for a record that could not be read), so a dead letter still shows it.
+    """
+    codec = Codec(Settings(limits=limits or Limits()))
+    name = str(path)
+    for index, item in enumerate(iter_container_events(path, codec=codec)):
+        if isinstance(item, ContainerFailure):
+            error = CodecError(item.reason, item.message)
+            yield SourceItem(name, item.index + 1, b"", error=error)
+        else:
+            yield SourceItem(name, index + 1, orjson.dumps(item), value=item)
