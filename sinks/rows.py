@@ -9,20 +9,17 @@ from __future__ import annotations
 
 import base64
 from collections.abc import Callable, Iterator, Mapping
-from datetime import UTC, datetime, timedelta
 from functools import lru_cache
 from typing import Any
 
 import orjson
 
 from reducers.records import OutputRecord
+from reducers.timefmt import parse_rfc3339
 from sinks.exceptions import MalformedRecord, UnknownRecordKind
 
 Row = tuple[Any, ...]
 TableRows = Iterator[tuple[str, Row]]
-
-_EPOCH = datetime(1970, 1, 1, tzinfo=UTC)
-_MICRO = timedelta(microseconds=1)
 
 
 @lru_cache(maxsize=65_536)
@@ -31,12 +28,9 @@ def ts(value: str) -> int:
 
     DateTime64(6) takes the integer as is, which is exact and skips per-row datetime
     conversion in the driver. Revisions share one cutoff across all their child rows,
-    hence the cache.
+    hence the cache. The rules are reducers/timefmt.py's (ValueError otherwise).
     """
-    parsed = datetime.fromisoformat(value)
-    if parsed.tzinfo is None:
-        raise ValueError(f"timestamp without a zone: {value!r}")
-    return (parsed - _EPOCH) // _MICRO
+    return parse_rfc3339(value)
 
 
 def _account(body: Mapping[str, Any]) -> TableRows:
