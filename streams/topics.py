@@ -44,15 +44,6 @@ class TopicsError(OutcomesError):
     """
 
 
-class TopicDriftError(TopicsError):
-    """A topic on the cluster differs from the declared table.
-
-    Operators: config drift is repaired by `outcomes topics ensure --fix-config`.
-    Partition or replication drift cannot be repaired in place without reshuffling
-    runs across partitions: recreate the topic (in dev: `outcomes dev down --purge`).
-    """
-
-
 @dataclass(frozen=True)
 class TopicSpec:
     """One row of the topic table."""
