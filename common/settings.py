@@ -21,6 +21,9 @@ class SettingsError(OutcomesError):
     """A setting has an invalid value. Operators: fix the named variable or flag."""
 
 
+DEFAULT_BOOTSTRAP = "127.0.0.1:9092"
+
+
 def _project_root() -> Path:
     return Path(__file__).resolve().parent.parent
 
@@ -34,6 +37,8 @@ class Setting:
     flag: str | None
     help: str
     secret: bool = False
+    default: str | None = None
+    """What is in force when neither the flag nor the variable is set, as help shows it."""
 
 
 SETTINGS_DOC: tuple[Setting, ...] = (
@@ -42,6 +47,7 @@ SETTINGS_DOC: tuple[Setting, ...] = (
         "OUTCOMES_BOOTSTRAP",
         "--bootstrap",
         "Kafka bootstrap servers, comma separated.",
+        default=DEFAULT_BOOTSTRAP,
     ),
     Setting(
         "security_protocol",
@@ -64,19 +70,22 @@ SETTINGS_DOC: tuple[Setting, ...] = (
         "schema_registry_url",
         "OUTCOMES_SCHEMA_REGISTRY_URL",
         "--schema-registry",
-        "Confluent Schema Registry URL; unset: Avro single-object encoding.",
+        "Confluent Schema Registry URL (frames events with registry schema ids).",
+        default="Avro single-object encoding",
     ),
     Setting(
         "clickhouse",
         "OUTCOMES_CLICKHOUSE",
         "--clickhouse",
-        "ClickHouse DSN: chdb:///path (embedded) or http(s)://host:port.",
+        "ClickHouse DSN: chdb:///path (embedded) or http(s)://host:port[/database].",
+        default="chdb://<state_dir>/chdb",
     ),
     Setting(
         "state_dir",
         "OUTCOMES_STATE_DIR",
         "--state-dir",
         "Project-local state: dev broker data, chDB files, worker tables.",
+        default="<repo>/.state",
     ),
     Setting(
         "max_event_bytes",
@@ -111,7 +120,8 @@ SETTINGS_DOC: tuple[Setting, ...] = (
         "purge_actor",
         "OUTCOMES_PURGE_ACTOR",
         "--actor",
-        "Who purges, recorded in purge_log (default: OS user@host).",
+        "Who purges, recorded in purge_log.",
+        default="OS user@host",
     ),
 )
 
@@ -120,7 +130,7 @@ SETTINGS_DOC: tuple[Setting, ...] = (
 class Settings:
     """Every knob of the pipeline, validated once."""
 
-    bootstrap: str = "127.0.0.1:9092"
+    bootstrap: str = DEFAULT_BOOTSTRAP
     security_protocol: str = "PLAINTEXT"
     sasl_mechanism: str | None = None
     sasl_username: str | None = None
