@@ -2,64 +2,41 @@
 
 from __future__ import annotations
 
-import functools
 import logging
 import sys
-from collections.abc import Callable
 from pathlib import Path
-from typing import ParamSpec, TypeVar
 
 import click
 
+from cli import options
+from cli.group import Group
 from common.settings import Settings
-from reducers.errors import OutcomesError
-from sinks import defaults
-
-P = ParamSpec("P")
-R = TypeVar("R")
-
-_DSN_HELP = "ClickHouse DSN: chdb:///path or http(s)://host:port[/database] ($OUTCOMES_CLICKHOUSE)."
-
-
-def _one_line_errors(fn: Callable[P, R]) -> Callable[P, R]:
-    """Turn the project's errors into one clear line and exit code 1."""
-
-    @functools.wraps(fn)
-    def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
-        try:
-            return fn(*args, **kwargs)
-        except OutcomesError as exc:
-            raise click.ClickException(f"{type(exc).__name__}: {exc}") from None
-
-    return wrapper
+from sinks import clickhouse as ch
+from sinks import defaults, schema
+from sinks import purge as purging
+from sinks.consumer import SinkConfig, run_sink
+from sinks.query import render, run_query
 
 
 def _dsn(flag: str | None) -> str:
     return Settings.load(clickhouse=flag).clickhouse_dsn
 
 
-dsn_option = click.option("--clickhouse", "dsn", metavar="DSN", help=_DSN_HELP)
-
-
-@click.group()
+@click.group(cls=Group)
 def clickhouse() -> None:
     """Manage the ClickHouse schema (tables, views, roles) of the outcomes database."""
 
 
 @clickhouse.command()
-@dsn_option
-@_one_line_errors
-def migrate(dsn: str | None) -> None:
+@options.clickhouse
+def migrate(clickhouse: str | None) -> None:
     """Apply every missing schema version (idempotent; safe to re-run).
 
     Creates the database, data tables, views, purge log and, on a ClickHouse server,
     the roles <db>_analyst, <db>_sink and <db>_purge (chDB has no access control).
     If OUTCOMES_PURGE_CREDENTIAL_SHA256 is set, it becomes the purge credential.
     """
-    from sinks import clickhouse as ch
-    from sinks import schema
-
-    conn = ch.connect(_dsn(dsn))
+    conn = ch.connect(_dsn(clickhouse))
     report = schema.migrate(conn)
     target = conn.target.display
     for version in report.applied:
@@ -73,14 +50,10 @@ def migrate(dsn: str | None) -> None:
 
 
 @clickhouse.command()
-@dsn_option
-@_one_line_errors
-def status(dsn: str | None) -> None:
+@options.clickhouse
+def status(clickhouse: str | None) -> None:
     """Show applied schema versions and the row count of every table."""
-    from sinks import clickhouse as ch
-    from sinks import schema
-
-    conn = ch.connect(_dsn(dsn))
+    conn = ch.connect(_dsn(clickhouse))
     versions = sorted(schema.applied_versions(conn))
     click.echo(f"database {conn.database} at {conn.target.display}")
     click.echo(f"schema versions: {versions or 'none (run outcomes clickhouse migrate)'}")
@@ -93,7 +66,7 @@ def status(dsn: str | None) -> None:
 
 @click.command()
 @click.argument("sql")
-@dsn_option
+@options.clickhouse
 @click.option(
     "--format",
     "fmt",
@@ -107,8 +80,7 @@ def status(dsn: str | None) -> None:
     is_flag=True,
     help="Read physical rows (without FINAL): shows not-yet-merged duplicates, if any.",
 )
-@_one_line_errors
-def query(sql: str, dsn: str | None, fmt: str, no_final: bool) -> None:
+def query(sql: str, clickhouse: str | None, fmt: str, no_final: bool) -> None:
     """Run one read-only SQL statement against the outcomes database.
 
     Unqualified table names resolve in the outcomes database; see
@@ -116,25 +88,26 @@ def query(sql: str, dsn: str | None, fmt: str, no_final: bool) -> None:
 
         outcomes query "SELECT status, count() FROM current_accounts GROUP BY status"
     """
-    from sinks.query import render, run_query
-
-    result = run_query(_dsn(dsn), sql, final=not no_final)
+    result = run_query(_dsn(clickhouse), sql, final=not no_final)
     render(result, fmt, sys.stdout)
 
 
 @click.command()
 @click.option("--run", "run_id", required=True, help="The run whose rows are removed.")
-@dsn_option
+@options.clickhouse
 @click.option(
     "--credential-file",
     type=click.Path(exists=True, dir_okay=False, path_type=Path),
     help="File holding the purge credential (else $OUTCOMES_PURGE_CREDENTIAL).",
 )
 @click.option("--reason", default="", help="Why (recorded in purge_log), e.g. a ticket id.")
-@click.option("--actor", default=None, help="Who (default $OUTCOMES_PURGE_ACTOR or user@host).")
-@_one_line_errors
+@options.purge_actor
 def purge(
-    run_id: str, dsn: str | None, credential_file: Path | None, reason: str, actor: str | None
+    run_id: str,
+    clickhouse: str | None,
+    credential_file: Path | None,
+    reason: str,
+    purge_actor: str | None,
 ) -> None:
     """Remove every row of one run (privacy purge); recorded in purge_log.
 
@@ -142,11 +115,7 @@ def purge(
     --credential-file and must match the SHA-256 configured by `clickhouse migrate`.
     Purged runs are never written again by the sink or replay.
     """
-    from sinks import clickhouse as ch
-    from sinks import purge as purging
-    from sinks import schema
-
-    settings = Settings.load(clickhouse=dsn, purge_actor=actor)
+    settings = Settings.load(clickhouse=clickhouse, purge_actor=purge_actor)
     credential = purging.read_credential(credential_file, settings)
     conn = ch.connect(settings.clickhouse_dsn)
     schema.ensure_schema(conn)
@@ -158,8 +127,8 @@ def purge(
 
 
 @click.command()
-@click.option("--bootstrap", default=None, help="Kafka bootstrap servers ($OUTCOMES_BOOTSTRAP).")
-@dsn_option
+@options.bootstrap
+@options.clickhouse
 @click.option(
     "--until-idle",
     type=float,
@@ -187,10 +156,9 @@ def purge(
     show_default=True,
     help="Flush once the oldest buffered record is this old.",
 )
-@_one_line_errors
 def sink(
     bootstrap: str | None,
-    dsn: str | None,
+    clickhouse: str | None,
     until_idle: float | None,
     group_id: str,
     topics: tuple[str, ...],
@@ -202,10 +170,8 @@ def sink(
     Offsets are committed only after ClickHouse acknowledged the rows; undecodable
     records land in dead_letters. SIGTERM/SIGINT finish the current batch and exit.
     """
-    from sinks.consumer import SinkConfig, run_sink
-
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(message)s")
-    settings = Settings.load(bootstrap=bootstrap, clickhouse=dsn)
+    settings = Settings.load(bootstrap=bootstrap, clickhouse=clickhouse)
     config = SinkConfig(
         group_id=group_id,
         topics=topics or SinkConfig.topics,

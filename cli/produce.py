@@ -10,9 +10,11 @@ from typing import Any
 
 import click
 
+from cli import options
 from common.codec import ContainerFailure, iter_container_events, parse_json_event
 from common.errors import CodecError, DeliveryError, ProducerError
-from common.settings import Settings, SettingsError
+from common.settings import Settings
+from streams.sdk.producer import OutcomesProducer
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,16 +50,8 @@ def _file_events(path: Path) -> Iterator[tuple[str, Any] | _Invalid]:
 @click.argument(
     "files", nargs=-1, required=True, type=click.Path(exists=True, dir_okay=False, path_type=Path)
 )
-@click.option(
-    "--bootstrap", metavar="SERVERS", help="Kafka bootstrap servers (OUTCOMES_BOOTSTRAP)."
-)
-@click.option(
-    "--schema-registry",
-    "schema_registry_url",
-    metavar="URL",
-    help="Frame with Confluent Schema Registry ids (OUTCOMES_SCHEMA_REGISTRY_URL); "
-    "default: Avro single-object encoding.",
-)
+@options.bootstrap
+@options.schema_registry
 @click.option(
     "--source",
     default="outcomes-produce",
@@ -86,12 +80,7 @@ def produce(
     are still published. Exits non-zero if any item was invalid or not delivered. A
     summary goes to standard error.
     """
-    from streams.sdk.producer import OutcomesProducer
-
-    try:
-        settings = Settings.load(bootstrap=bootstrap, schema_registry_url=schema_registry_url)
-    except SettingsError as exc:
-        raise click.ClickException(str(exc)) from None
+    settings = Settings.load(bootstrap=bootstrap, schema_registry_url=schema_registry_url)
     published = invalid = not_queued = failed = 0
     producer = OutcomesProducer(
         settings, source=source, message_timeout_ms=int(message_timeout * 1000)

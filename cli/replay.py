@@ -8,10 +8,12 @@ from pathlib import Path
 
 import click
 
+from cli import options
 from common.runtime import tune_gc
 from common.settings import Settings
 from reducers.engine import Engine
 from reducers.records import OutputRecord
+from sinks.writer import ClickHouseWriter
 from streams.replay import ReplayStats, file_items, replay_items, settling_state
 
 
@@ -25,13 +27,13 @@ from streams.replay import ReplayStats, file_items, replay_items, settling_state
     type=click.Path(dir_okay=False, path_type=Path),
     help="Write the JSONL records here instead of standard output.",
 )
-@click.option(
-    "--clickhouse",
-    "clickhouse_dsn",
-    metavar="DSN",
+@options.setting_option(
+    "clickhouse",
     help="Also sink every record into ClickHouse (chdb:///path or http://host:8123).",
+    default="no sink",
+    from_env=False,
 )
-def replay(files: tuple[Path, ...], out_path: Path | None, clickhouse_dsn: str | None) -> None:
+def replay(files: tuple[Path, ...], out_path: Path | None, clickhouse: str | None) -> None:
     """Fold the events of FILES (in file order) into outcome accounts.
 
     Writes one JSON record per line, each with a `record` field (account_revision,
@@ -45,10 +47,8 @@ def replay(files: tuple[Path, ...], out_path: Path | None, clickhouse_dsn: str |
     items = chain.from_iterable(file_items(path, limits) for path in files)
     records = settling_state(replay_items(items, Engine(), limits, stats))
     writer = None
-    if clickhouse_dsn:
-        from sinks.writer import ClickHouseWriter
-
-        writer = ClickHouseWriter(clickhouse_dsn)
+    if clickhouse:
+        writer = ClickHouseWriter(clickhouse)
     stdout = click.get_binary_stream("stdout")
     with out_path.open("wb") if out_path else nullcontext(stdout) as out:
         batch: list[OutputRecord] = []

@@ -38,8 +38,6 @@ from pathlib import Path
 from types import FrameType
 from typing import Any
 
-import click
-
 from common.settings import Settings
 from devtools.demo import (
     Child,
@@ -636,7 +634,7 @@ def run_bench(
     start_group_at(settings, app_id, end_offsets(settings, list(INPUT_TOPICS)))
     start_group_at(settings, sink_group, end_offsets(settings, list(OUTPUT_TOPICS.values())))
 
-    sink_cmd = [sys.executable, "-m", "devtools.bench", "--probe-sink", settings.bootstrap, dsn]
+    sink_cmd = [sys.executable, "-m", "cli.bench", "--probe-sink", settings.bootstrap, dsn]
     sink_cmd += [sink_group, str(work / "acks.jsonl"), str(sink_batch_seconds)]
     results: dict[str, Any] = {
         "started_at": started.isoformat(),
@@ -812,71 +810,3 @@ def print_report(results: Mapping[str, Any], echo: Callable[[str], None] = print
         )
     for name, verdict in results["targets"].items():
         echo(f"target {name}: {verdict['value']} -> {'met' if verdict['met'] else 'NOT met'}")
-
-
-@click.command()
-@click.option("--quick", is_flag=True, help="Small phases (about 2 minutes) for a smoke check.")
-@click.option("--bootstrap", metavar="SERVERS", help="Kafka bootstrap [OUTCOMES_BOOTSTRAP].")
-@click.option(
-    "--clickhouse",
-    metavar="DSN",
-    help="ClickHouse DSN [default: a fresh chDB in a temporary directory].",
-)
-@click.option("--workers", type=int, default=4, show_default=True, help="Agent threads.")
-@click.option(
-    "--sink-batch-seconds",
-    type=float,
-    default=sink_defaults.BATCH_SECONDS,
-    show_default=True,
-    help="The sink's --batch-seconds (bounds latency from below).",
-)
-@click.option(
-    "--out",
-    type=click.Path(dir_okay=False, path_type=Path),
-    default=None,
-    help="Results file [default: bench/results/<UTC time>.json].",
-)
-def bench(
-    quick: bool,
-    bootstrap: str | None,
-    clickhouse: str | None,
-    workers: int,
-    sink_batch_seconds: float,
-    out: Path | None,
-) -> None:
-    """Measure the pipeline end to end against the real broker and ClickHouse.
-
-    Reports end-to-end events/s against the raw consume+decode ceiling, latency p50/p99
-    at half load, per-event cost for runs of 10 to 100,000 events and peak RSS of the
-    worker and the sink, and whether each target of docs/benchmarks.md was met.
-    """
-    try:
-        results = run_bench(
-            quick=quick,
-            bootstrap=bootstrap,
-            clickhouse=clickhouse,
-            workers=workers,
-            sink_batch_seconds=sink_batch_seconds,
-            echo=lambda m: click.echo(m, err=True),
-        )
-    except OutcomesError as exc:
-        raise click.ClickException(f"{type(exc).__name__}: {exc}") from None
-    if out is None:
-        stamp = datetime.now(UTC).strftime("%Y-%m-%dT%H%M%SZ")  # never overwrites a result
-        out = default_results_dir() / f"{stamp}{'-quick' if quick else ''}.json"
-    out.parent.mkdir(parents=True, exist_ok=True)
-    out.write_text(json.dumps(results, indent=2) + "\n")
-    print_report(results, click.echo)
-    click.echo(f"results written to {out}")
-
-
-def _main(argv: Sequence[str]) -> None:
-    """`python -m devtools.bench --probe-sink BOOTSTRAP DSN GROUP LOG BATCH_SECONDS`."""
-    if len(argv) == 6 and argv[0] == "--probe-sink":
-        probe_sink(argv[1], argv[2], argv[3], Path(argv[4]), float(argv[5]))
-        return
-    bench.main(args=list(argv), prog_name="outcomes bench")
-
-
-if __name__ == "__main__":
-    _main(sys.argv[1:])

@@ -25,11 +25,9 @@ from dataclasses import asdict, dataclass
 from importlib import resources
 from pathlib import Path
 
-import click
-
 from common.settings import Settings
 from reducers.errors import OutcomesError
-from streams.topics import cluster_brokers, cluster_health
+from streams.topics import cluster_health
 
 KAFKA_VERSION = "4.1.1"
 """The Apache Kafka release the dev stack runs (pinned; the pom's default matches)."""
@@ -161,7 +159,7 @@ def stack_dir(settings: Settings) -> Path:
     return settings.state_dir / "kafka"
 
 
-def _stack_file(settings: Settings) -> Path:
+def stack_file(settings: Settings) -> Path:
     return stack_dir(settings) / "stack.json"
 
 
@@ -311,7 +309,7 @@ class Stack:
 
 def read_stack(settings: Settings) -> Stack | None:
     """The stack recorded under the state dir, or None when `dev up` never ran (or `down` did)."""
-    path = _stack_file(settings)
+    path = stack_file(settings)
     if not path.exists():
         return None
     try:
@@ -475,7 +473,7 @@ def up(
                     "restarting the whole stack"
                 )
             _stop(existing, echo)
-            _stack_file(settings).unlink()
+            stack_file(settings).unlink()
 
         java = find_java()
         downloaded = not (kafka_home(version) / "libs" / ".complete").exists()
@@ -489,12 +487,12 @@ def up(
                         f"OUTCOMES_BOOTSTRAP at a broker you already run"
                     )
         stack = _start(settings, layout, java, libs, heap, version)
-        _stack_file(settings).write_text(stack.to_json())
+        stack_file(settings).write_text(stack.to_json())
         try:
             _wait_ready(stack, ready_timeout)
         except DevStackError:
             _stop(stack, echo)
-            _stack_file(settings).unlink()
+            stack_file(settings).unlink()
             raise
         return UpResult(stack, True, time.monotonic() - t0, downloaded)
 
@@ -638,145 +636,8 @@ def down(settings: Settings, *, purge: bool = False, echo: Echo = print) -> list
         stopped: list[int] = []
         if stack is not None:
             stopped = _stop(stack, echo)
-            _stack_file(settings).unlink()
+            stack_file(settings).unlink()
         if purge:
             for cluster in stack_dir(settings).glob("cluster-*"):
                 shutil.rmtree(cluster)
         return stopped
-
-
-# --------------------------------------------------------------------------- CLI
-
-
-def _settings(state_dir: str | None) -> Settings:
-    return Settings.load(state_dir=state_dir)
-
-
-_state_dir_option = click.option(
-    "--state-dir",
-    type=click.Path(file_okay=False),
-    default=None,
-    help="State directory (env OUTCOMES_STATE_DIR; default: <repo>/.state).",
-)
-
-
-@click.group()
-def dev() -> None:
-    """Run a real Apache Kafka (KRaft) on 127.0.0.1 for development and tests."""
-
-
-@dev.command("up")
-@click.option(
-    "--brokers",
-    type=click.Choice(["1", "3"]),
-    default="1",
-    show_default=True,
-    envvar="OUTCOMES_DEV_BROKERS",
-    show_envvar=True,
-    help="1: one broker+controller. 3: three nodes, replication 3, min.insync.replicas 2.",
-)
-@click.option(
-    "--port",
-    type=int,
-    default=DEFAULT_PORT,
-    show_default=True,
-    envvar="OUTCOMES_DEV_PORT",
-    show_envvar=True,
-    help="First broker port; others follow; controllers listen 100 above.",
-)
-@click.option("--heap", default=DEFAULT_HEAP, show_default=True, help="JVM -Xmx per broker.")
-@click.option(
-    "--timeout",
-    type=float,
-    default=READY_TIMEOUT_S,
-    show_default=True,
-    help="Seconds to wait for the cluster to answer and serve every partition.",
-)
-@_state_dir_option
-def up_command(brokers: str, port: int, heap: str, timeout: float, state_dir: str | None) -> None:
-    """Start the dev Kafka cluster (a no-op when it already runs).
-
-    The first run fetches Apache Kafka with Maven into ~/.cache/outcomes; later runs
-    need no network. Data persists across `down`/`up` until `down --purge`.
-    """
-    settings = _settings(state_dir)
-    try:
-        result = up(
-            settings,
-            Layout(int(brokers), port),
-            heap=heap,
-            ready_timeout=timeout,
-            echo=lambda m: click.echo(m, err=True),
-        )
-    except DevStackError as exc:
-        raise click.ClickException(str(exc)) from None
-    stack = result.stack
-    if result.started:
-        click.echo(
-            f"Kafka {stack.version} up: {stack.brokers} broker(s) at {stack.bootstrap} "
-            f"in {result.seconds:.1f} s (state: {stack_dir(settings)})"
-        )
-    else:
-        click.echo(f"Kafka {stack.version} already running at {stack.bootstrap}; nothing to do")
-    if stack.bootstrap != Settings().bootstrap:
-        click.echo(f"export OUTCOMES_BOOTSTRAP={stack.bootstrap}")
-
-
-@dev.command("status")
-@_state_dir_option
-def status_command(state_dir: str | None) -> None:
-    """Show the dev cluster's nodes; exit 1 unless every node runs and answers."""
-    from rich.console import Console
-    from rich.table import Table
-
-    settings = _settings(state_dir)
-    try:
-        stack = read_stack(settings)
-    except DevStackError as exc:
-        raise click.ClickException(str(exc)) from None
-    if stack is None:
-        click.echo(f"dev Kafka is not running (no {_stack_file(settings)})")
-        raise SystemExit(1)
-    table = Table(title=f"Kafka {stack.version} dev stack ({stack.bootstrap})")
-    for column in ("node", "pid", "state", "broker", "controller", "RSS", "uptime", "logs"):
-        table.add_column(column)
-    healthy = True
-    for node in stack.nodes:
-        alive = is_alive(node)
-        healthy &= alive
-        rss = rss_bytes(node.pid) if alive else None
-        table.add_row(
-            str(node.node_id),
-            str(node.pid),
-            "running" if alive else "[red]dead[/red]",
-            f"127.0.0.1:{node.port}",
-            f"127.0.0.1:{node.controller_port}",
-            f"{rss / 2**20:.0f} MiB" if rss else "-",
-            f"{time.time() - stack.started_at:.0f} s" if alive else "-",
-            node.log_dir,
-        )
-    Console().print(table)
-    answering = cluster_brokers(stack.bootstrap) if healthy else None
-    if answering == len(stack.nodes):
-        click.echo(f"metadata: {answering} broker(s) answer at {stack.bootstrap}")
-    else:
-        click.echo(f"metadata: {answering or 0} of {len(stack.nodes)} broker(s) answer")
-        raise SystemExit(1)
-
-
-@dev.command("down")
-@click.option("--purge", is_flag=True, help="Also delete the brokers' data (topics, offsets).")
-@_state_dir_option
-def down_command(purge: bool, state_dir: str | None) -> None:
-    """Stop exactly the broker processes `dev up` started."""
-    settings = _settings(state_dir)
-    try:
-        stopped = down(settings, purge=purge, echo=lambda m: click.echo(m, err=True))
-    except DevStackError as exc:
-        raise click.ClickException(str(exc)) from None
-    if stopped:
-        click.echo(f"stopped Kafka (pid {', '.join(map(str, stopped))})")
-    else:
-        click.echo("dev Kafka was not running; nothing to stop")
-    if purge:
-        click.echo(f"deleted broker data under {stack_dir(settings)}")

@@ -20,15 +20,14 @@ import pytest
 from click.testing import CliRunner
 from confluent_kafka.admin import AdminClient, NewTopic
 
+from cli.dev import dev
+from cli.main import main
 from common.settings import Settings
 from devtools.devstack import (
     DevStackError,
     Layout,
     RunningNode,
     Stack,
-    cluster_brokers,
-    cluster_health,
-    dev,
     down,
     fetch_kafka,
     find_java,
@@ -39,7 +38,13 @@ from devtools.devstack import (
     server_properties,
     up,
 )
-from streams.topics import TOPICS, describe_topic_configs, ensure_topics
+from streams.topics import (
+    TOPICS,
+    cluster_brokers,
+    cluster_health,
+    describe_topic_configs,
+    ensure_topics,
+)
 
 # --------------------------------------------------------------------------- pure
 
@@ -95,11 +100,11 @@ def test_min_heap() -> None:
 def test_missing_java_is_one_clear_line(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("JAVA_HOME", raising=False)
     result = CliRunner().invoke(
-        dev, ["up", "--state-dir", str(tmp_path)], env={"PATH": str(tmp_path)}
+        main, ["dev", "up", "--state-dir", str(tmp_path)], env={"PATH": str(tmp_path)}
     )
     assert result.exit_code == 1
     lines = result.output.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith("Error: java not found")
+    assert len(lines) == 1 and lines[0].startswith("outcomes dev up: error: java not found")
 
 
 def _path_with_only(tmp_path: Path, *tools: str) -> str:
@@ -207,7 +212,7 @@ def test_up_is_idempotent_down_is_exact_and_data_persists(private_state: Setting
     assert status.exit_code == 0, status.output
     assert "running" in status.output and "1 broker(s) answer" in status.output
 
-    clash = runner.invoke(dev, ["up", "--brokers", "3", *state])
+    clash = runner.invoke(main, ["dev", "up", "--brokers", "3", *state])
     assert clash.exit_code == 1 and "already runs" in clash.output
 
     topic = "persisted.across.restart"
@@ -237,10 +242,10 @@ def test_taken_port_is_a_clear_error(private_state: Settings) -> None:
         squatter.bind(("127.0.0.1", base))
         squatter.listen()
         result = CliRunner().invoke(
-            dev, ["up", "--port", str(base), "--state-dir", str(private_state.state_dir)]
+            main, ["dev", "up", "--port", str(base), "--state-dir", str(private_state.state_dir)]
         )
     assert result.exit_code == 1
-    assert f"Error: port 127.0.0.1:{base} is taken" in result.output
+    assert f"outcomes dev up: error: port 127.0.0.1:{base} is taken" in result.output
     assert read_stack(private_state) is None
 
 

@@ -13,6 +13,7 @@ from click.testing import CliRunner
 
 from cli.clickhouse import clickhouse as clickhouse_cmd
 from cli.clickhouse import query
+from cli.main import main
 from devtools import samples
 from sinks import clickhouse
 from sinks.writer import ClickHouseWriter
@@ -65,10 +66,10 @@ def test_table_format_renders_every_row(chdb_dsn: str) -> None:
 
 def test_queries_are_read_only(chdb_dsn: str) -> None:
     out = CliRunner().invoke(
-        query, ["ALTER TABLE account_revisions DELETE WHERE 1", "--clickhouse", chdb_dsn]
+        main, ["query", "ALTER TABLE account_revisions DELETE WHERE 1", "--clickhouse", chdb_dsn]
     )
     assert out.exit_code == 1
-    assert "QueryFailed" in out.output and "readonly" in out.output.lower()
+    assert out.output.startswith("outcomes query: error: ") and "readonly" in out.output.lower()
     assert len(out.output.strip().splitlines()) == 1
     conn = clickhouse.connect(chdb_dsn)
     assert conn.rows(f"SELECT count() FROM {conn.table('account_revisions')}")[0][0] > 0

@@ -17,6 +17,8 @@ from confluent_kafka.admin import (
     NewPartitions,
 )
 
+from cli.main import main
+from cli.topics import topics
 from reducers.catalog import INPUT_TOPICS, OUTPUT_TOPICS, RUN_LOG_TOPIC
 from reducers.limits import Limits
 from streams.topics import (
@@ -26,7 +28,6 @@ from streams.topics import (
     describe_topic_configs,
     ensure_topics,
     topic_table,
-    topics,
 )
 
 # --------------------------------------------------------------------------- the table
@@ -199,9 +200,13 @@ def test_cli_ensure_on_the_real_table_is_idempotent(kafka_bootstrap: str) -> Non
 
 
 def test_cli_ensure_without_broker_is_one_clear_error() -> None:
-    result = CliRunner().invoke(topics, ["ensure", "--bootstrap", "127.0.0.1:1", "--timeout", "2"])
+    result = CliRunner().invoke(
+        main, ["topics", "ensure", "--bootstrap", "127.0.0.1:1", "--timeout", "2"]
+    )
     assert result.exit_code == 1
-    assert "no Kafka broker answered at 127.0.0.1:1" in result.output
+    assert "outcomes topics ensure: error: no Kafka broker answered at 127.0.0.1:1" in (
+        result.output
+    )
     assert "Traceback" not in result.output
 
 

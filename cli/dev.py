@@ -1,0 +1,139 @@
+"""`outcomes dev`: start, inspect and stop the dev Kafka (the work is `devtools.devstack`)."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import click
+
+from cli import options
+from cli.group import Group
+from common.settings import Settings
+from devtools.devstack import (
+    DEFAULT_HEAP,
+    DEFAULT_PORT,
+    READY_TIMEOUT_S,
+    Layout,
+    down,
+    is_alive,
+    read_stack,
+    rss_bytes,
+    stack_dir,
+    stack_file,
+    up,
+)
+from streams.topics import cluster_brokers
+
+
+def _echo_err(message: str) -> None:
+    click.echo(message, err=True)
+
+
+@click.group(cls=Group)
+def dev() -> None:
+    """Run a real Apache Kafka (KRaft) on 127.0.0.1 for development and tests."""
+
+
+@dev.command("up")
+@click.option(
+    "--brokers",
+    type=click.Choice(["1", "3"]),
+    default="1",
+    show_default=True,
+    envvar="OUTCOMES_DEV_BROKERS",
+    show_envvar=True,
+    help="1: one broker+controller. 3: three nodes, replication 3, min.insync.replicas 2.",
+)
+@click.option(
+    "--port",
+    type=int,
+    default=DEFAULT_PORT,
+    show_default=True,
+    envvar="OUTCOMES_DEV_PORT",
+    show_envvar=True,
+    help="First broker port; others follow; controllers listen 100 above.",
+)
+@click.option("--heap", default=DEFAULT_HEAP, show_default=True, help="JVM -Xmx per broker.")
+@click.option(
+    "--timeout",
+    type=float,
+    default=READY_TIMEOUT_S,
+    show_default=True,
+    help="Seconds to wait for the cluster to answer and serve every partition.",
+)
+@options.state_dir
+def up_command(brokers: str, port: int, heap: str, timeout: float, state_dir: Path | None) -> None:
+    """Start the dev Kafka cluster (a no-op when it already runs).
+
+    The first run fetches Apache Kafka with Maven into ~/.cache/outcomes; later runs
+    need no network. Data persists across `down`/`up` until `down --purge`.
+    """
+    settings = Settings.load(state_dir=state_dir)
+    result = up(
+        settings, Layout(int(brokers), port), heap=heap, ready_timeout=timeout, echo=_echo_err
+    )
+    stack = result.stack
+    if result.started:
+        click.echo(
+            f"Kafka {stack.version} up: {stack.brokers} broker(s) at {stack.bootstrap} "
+            f"in {result.seconds:.1f} s (state: {stack_dir(settings)})"
+        )
+    else:
+        click.echo(f"Kafka {stack.version} already running at {stack.bootstrap}; nothing to do")
+    if stack.bootstrap != Settings().bootstrap:
+        click.echo(f"export OUTCOMES_BOOTSTRAP={stack.bootstrap}")
+
+
+@dev.command("status")
+@options.state_dir
+def status_command(state_dir: Path | None) -> None:
+    """Show the dev cluster's nodes; exit 1 unless every node runs and answers."""
+    from rich.console import Console
+    from rich.table import Table
+
+    settings = Settings.load(state_dir=state_dir)
+    stack = read_stack(settings)
+    if stack is None:
+        click.echo(f"dev Kafka is not running (no {stack_file(settings)})")
+        raise SystemExit(1)
+    table = Table(title=f"Kafka {stack.version} dev stack ({stack.bootstrap})")
+    for column in ("node", "pid", "state", "broker", "controller", "RSS", "uptime", "logs"):
+        table.add_column(column)
+    healthy = True
+    for node in stack.nodes:
+        alive = is_alive(node)
+        healthy &= alive
+        rss = rss_bytes(node.pid) if alive else None
+        table.add_row(
+            str(node.node_id),
+            str(node.pid),
+            "running" if alive else "[red]dead[/red]",
+            f"127.0.0.1:{node.port}",
+            f"127.0.0.1:{node.controller_port}",
+            f"{rss / 2**20:.0f} MiB" if rss else "-",
+            f"{time.time() - stack.started_at:.0f} s" if alive else "-",
+            node.log_dir,
+        )
+    Console().print(table)
+    answering = cluster_brokers(stack.bootstrap) if healthy else None
+    if answering == len(stack.nodes):
+        click.echo(f"metadata: {answering} broker(s) answer at {stack.bootstrap}")
+    else:
+        click.echo(f"metadata: {answering or 0} of {len(stack.nodes)} broker(s) answer")
+        raise SystemExit(1)
+
+
+@dev.command("down")
+@click.option("--purge", is_flag=True, help="Also delete the brokers' data (topics, offsets).")
+@options.state_dir
+def down_command(purge: bool, state_dir: Path | None) -> None:
+    """Stop exactly the broker processes `dev up` started."""
+    settings = Settings.load(state_dir=state_dir)
+    stopped = down(settings, purge=purge, echo=_echo_err)
+    if stopped:
+        click.echo(f"stopped Kafka (pid {', '.join(map(str, stopped))})")
+    else:
+        click.echo("dev Kafka was not running; nothing to stop")
+    if purge:
+        click.echo(f"deleted broker data under {stack_dir(settings)}")
