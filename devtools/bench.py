@@ -38,6 +38,8 @@ from pathlib import Path
 from types import FrameType
 from typing import Any
 
+from common.codec import Codec
+from common.errors import CodecError
 from common.settings import Settings
 from devtools.demo import (
     Child,
@@ -54,8 +56,10 @@ from devtools.loadgen import LoadResult, LoadSpec, default_prefix, padding_for_s
 from reducers.catalog import INPUT_TOPICS, OUTPUT_TOPICS, RUN_LOG_TOPIC, run_log_topic
 from reducers.errors import OutcomesError
 from sinks import defaults as sink_defaults
+from sinks.consumer import Sink, SinkConfig
 from sinks.rows import Row
 from sinks.writer import ClickHouseWriter
+from streams.topics import PARTITIONS, ensure_topics, read_range, topic_table
 
 REVISIONS_TOPIC = OUTPUT_TOPICS["account_revision"]
 
@@ -98,8 +102,6 @@ class TimedWriter(ClickHouseWriter):
 
 def probe_sink(bootstrap: str, dsn: str, group: str, log_path: Path, batch_seconds: float) -> None:
     """Run `outcomes sink` with a TimedWriter until SIGTERM (the bench's sink process)."""
-    from sinks.consumer import Sink, SinkConfig
-
     # Each flush's size and duration, with a timestamp, into the work dir's sink.log.
     logging.basicConfig(level=logging.INFO, format="%(created).3f %(name)s %(message)s")
     settings = Settings.load(bootstrap=bootstrap, clickhouse=dsn)
@@ -451,9 +453,6 @@ def revisions_produced(
 ) -> dict[tuple[str, int], float]:
     """(run_id, revision) -> the Kafka timestamp (s) of its first account-revision record,
     for the runs under `prefix` among the records between `start` and `end`."""
-    from common.codec import Codec
-    from streams.topics import read_range
-
     codec = Codec(settings)
     head = (prefix + "-").encode()
     produced: dict[tuple[str, int], float] = {}
@@ -495,8 +494,6 @@ def two_stage_floor(
     consume that topic. No validation, fold, state or outputs: an upper bound for any
     worker that forwards every input to a run log before folding it."""
     from confluent_kafka import Producer
-
-    from streams.topics import PARTITIONS, ensure_topics, topic_table
 
     spec = next(t for t in topic_table() if t.name == RUN_LOG_TOPIC)
     scratch_app = f"outcomes-bench-floor-{os.getpid()}-{int(time.time())}"
@@ -555,10 +552,6 @@ def _read_range(
     """(records counted, seconds from the first record received) for the records between
     `start` and `end`, each decoded with `decode_event_fast` (unless not `decode`) and
     given to `handle`."""
-    from common.codec import Codec
-    from common.errors import CodecError
-    from streams.topics import read_range
-
     codec = Codec(settings)
     prefix = key_prefix.encode() if key_prefix is not None else None
     decoded = 0
@@ -627,8 +620,6 @@ def run_bench(
     echo(f"bench {prefix}: {info['nproc']} cores, {info['cpu_model']}, work dir {work}")
 
     ensure_broker(settings, echo)
-    from streams.topics import ensure_topics
-
     ensure_topics(settings.kafka_config())
     migrate_clickhouse(dsn)
     start_group_at(settings, app_id, end_offsets(settings, list(INPUT_TOPICS)))

@@ -29,6 +29,7 @@ from typing import IO, Any
 import orjson
 
 from common.settings import Settings
+from devtools import devstack
 from devtools.loadgen import (
     LoadResult,
     LoadSpec,
@@ -40,7 +41,11 @@ from devtools.loadgen import (
 from devtools.workload import Event
 from reducers.catalog import INPUT_TOPICS, OUTPUT_TOPICS
 from reducers.errors import OutcomesError
-from streams.topics import cluster_brokers
+from sinks import clickhouse as ch
+from sinks import schema
+from sinks.query import run_query
+from streams.topics import TopicsError, cluster_brokers, ensure_topics
+from streams.topics import end_offsets as topic_ends
 
 STOP_GRACE_S = 20.0
 """How long a child gets to exit after SIGTERM before it is killed."""
@@ -63,8 +68,6 @@ def ensure_broker(settings: Settings, echo: Callable[[str], None]) -> bool:
     Returns True when this call started the dev stack. A non-local bootstrap that does
     not answer is an error: the demo never starts brokers somewhere it was not asked to.
     """
-    from devtools import devstack
-
     if cluster_brokers(settings.bootstrap, timeout=5.0) is not None:
         return False
     host, _, port = settings.bootstrap.partition(":")
@@ -82,9 +85,6 @@ def ensure_broker(settings: Settings, echo: Callable[[str], None]) -> bool:
 
 def end_offsets(settings: Settings, topics: Sequence[str]) -> dict[tuple[str, int], int]:
     """The current end (high watermark) of every partition of `topics`."""
-    from streams.topics import TopicsError
-    from streams.topics import end_offsets as topic_ends
-
     try:
         return topic_ends(settings.kafka_config(), topics)
     except TopicsError as exc:
@@ -236,13 +236,11 @@ def sink_argv(
 
 def migrate_clickhouse(dsn: str) -> None:
     """Create or upgrade the schema, then free the engine (chDB: one process per path)."""
-    from sinks import clickhouse, schema
-
-    clickhouse.close_all()
+    ch.close_all()
     try:
-        schema.migrate(clickhouse.connect(dsn))
+        schema.migrate(ch.connect(dsn))
     finally:
-        clickhouse.close_all()
+        ch.close_all()
 
 
 # --------------------------------------------------------------------------- summary
@@ -276,9 +274,6 @@ def query_summary(
     dsn: str, prefix: str, malformed: Sequence[Origin], showcase_run: str = ""
 ) -> DemoSummary:
     """Read the demo's runs back from ClickHouse through the analysts' query path."""
-    from sinks import clickhouse
-    from sinks.query import run_query
-
     mine = f"startsWith(run_id, {_literal(prefix + '-')})"
 
     def pairs(sql: str) -> dict[str, int]:
@@ -289,7 +284,7 @@ def query_summary(
 
     # Hold one client open so the analyst queries share one engine instead of each
     # starting (and stopping) chDB; closed in the finally below.
-    clickhouse.connect(dsn)
+    ch.connect(dsn)
     try:
         summary = DemoSummary()
         summary.runs_with_accounts = scalar(f"SELECT count() FROM current_accounts WHERE {mine}")
@@ -351,7 +346,7 @@ def query_summary(
             summary.showcase = orjson.loads(showcase[0][0])
         return summary
     finally:
-        clickhouse.close_all()
+        ch.close_all()
 
 
 # --------------------------------------------------------------------------- rendering
@@ -596,8 +591,6 @@ def run_demo(
     sink subprocesses are always stopped, whatever happens.
     """
     from rich.console import Console
-
-    from streams.topics import ensure_topics
 
     console = console or Console(stderr=True)
     settings = Settings.load(bootstrap=bootstrap, clickhouse=clickhouse, state_dir=state_dir)

@@ -24,10 +24,12 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Literal
 
+from common.errors import DeliveryError, ProducerBackpressure, ProducerClosed
 from common.settings import Settings
 from devtools.workload import MALFORMED_LINES, SCENARIOS, Event, generate_run, interleave
 from reducers.errors import OutcomesError
 from reducers.timefmt import format_rfc3339
+from streams.sdk.producer import DeliveryReport, OutcomesProducer
 
 SizeDistribution = Literal["fixed", "exponential"]
 SIZE_DISTRIBUTIONS: tuple[str, ...] = ("fixed", "exponential")
@@ -230,9 +232,6 @@ def publish_load(
 
     `progress(done, total)` is called from the calling thread a few times a second.
     """
-    from common.errors import DeliveryError, ProducerBackpressure, ProducerClosed
-    from streams.sdk.producer import DeliveryReport, OutcomesProducer
-
     planned = plan_runs(spec)
     sizes = {p.scenario: len(generate_run("size-probe", p.scenario, 0)) for p in planned}
     total = sum(sizes[p.scenario] + 2 * p.padding for p in planned)
