@@ -22,8 +22,9 @@ from reducers.errors import OutcomesError
 # Lazy on purpose: a command's module, and what it imports (confluent-kafka, faust, the
 # ClickHouse drivers), loads only when that command runs. Measured once, best of 11 runs
 # on the 2-core dev machine, lazy vs every module imported up front: `outcomes dev --help`
-# 114 vs 366 ms, `outcomes replay --help` 264 vs 365 ms. `outcomes --help` gains little
-# (315 vs 365 ms): to print each command's one-line help, click imports every module.
+# 114 vs 315 ms, `outcomes query --help` 164 vs 315 ms, `outcomes replay --help` 265 vs
+# 315 ms. `outcomes --help` gains nothing (315 ms both ways): to print each command's
+# one-line help, click imports every module.
 COMMANDS: dict[str, str] = {
     "replay": "cli.replay:replay",
     "produce": "cli.produce:produce",
