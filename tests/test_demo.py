@@ -19,23 +19,13 @@ import pytest
 from rich.console import Console
 
 from devtools.demo import DemoResult, run_demo
+from devtools.harness import BOOKKEEPING
 from devtools.workload import SCENARIOS
 from reducers.engine import Engine
 from reducers.limits import Limits
 from sinks import clickhouse
 from streams.replay import ReplayStats, SourceItem, replay_items
 
-BOOKKEEPING = frozenset(
-    {
-        "revision",
-        "supersedes",
-        "state_revision",
-        "observation_cutoff",
-        "trigger_event_id",
-        "changes",
-        "revision_id",
-    }
-)
 RUNS = 210
 
 

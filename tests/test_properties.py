@@ -9,22 +9,13 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from devtools.harness import BOOKKEEPING
 from reducers.account import assemble
 from reducers.engine import CHANGE_SECTIONS, Engine
 from reducers.records import OutputRecord
 from reducers.state import RunState
 from reducers.validate import parse_event
 from tests.strategies import RUN_ID, run_events
-
-BOOKKEEPING = {
-    "revision",
-    "supersedes",
-    "state_revision",
-    "observation_cutoff",
-    "trigger_event_id",
-    "changes",
-    "revision_id",
-}
 
 
 def fold_all(bodies: list[dict[str, Any]]) -> tuple[Engine, list[OutputRecord]]:
