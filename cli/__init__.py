@@ -1,0 +1,2 @@
+"""The `outcomes` command line: every command, one error path, options generated from
+the settings table."""

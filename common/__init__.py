@@ -1,0 +1,2 @@
+"""What the stream side and the sink side both need: settings, errors, runtime tuning,
+the Avro codec."""

@@ -1,1 +1,4 @@
-"""Adapters from the pure core to Kafka, faust, Avro and the command line."""
+"""Kafka adapters: topics, the stream worker and its two engines, replay over files.
+
+`streams.sdk` is the producer SDK agent workers embed.
+"""
