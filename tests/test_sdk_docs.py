@@ -1,4 +1,5 @@
-"""The SDK example in the README runs against the real broker and its events arrive."""
+"""The SDK's docs: the README example runs against the real broker and its events arrive;
+docs/sdk.md is exactly what `python -m streams.sdk.reference` generates."""
 
 from __future__ import annotations
 
@@ -13,9 +14,11 @@ from confluent_kafka import Consumer, KafkaError, TopicPartition
 
 from common.codec import Codec
 from reducers.catalog import EVENT_TOPICS
+from streams.sdk import reference
 from streams.topics import ensure_topics
 
 DOC = Path(__file__).resolve().parent.parent / "README.md"
+REFERENCE = DOC.parent / "docs" / "sdk.md"
 EXAMPLE_RUN_ID = '"run-2026-11-30-0042"'
 
 
@@ -68,3 +71,15 @@ def test_sdk_example_publishes_its_events(
     assert all(e["run_id"] == run_id and e["source"] == "agent-worker-7" for e in arrived)
     final = next(e for e in arrived if e["type"] == "finalize.requested")
     assert final["occurred_at"] == "2026-11-30T10:00:00.000000Z"
+
+
+def test_sdk_reference_is_the_generated_text() -> None:
+    assert REFERENCE.read_text(encoding="utf-8") == reference.render(), (
+        "docs/sdk.md is stale: run `python -m streams.sdk.reference > docs/sdk.md`"
+    )
+
+
+def test_sdk_reference_lists_every_typed_method_and_the_readme_links_it() -> None:
+    text = REFERENCE.read_text(encoding="utf-8")
+    assert all(f"### `{t.replace('.', '_')}`" in text for t in EVENT_TOPICS)
+    assert "[`docs/sdk.md`](docs/sdk.md)" in DOC.read_text(encoding="utf-8")

@@ -5,7 +5,11 @@ defaulting to now in UTC, `source`), validates and encodes it with the Avro code
 queues it on an idempotent Kafka producer (`enable.idempotence=true`, `acks=all`) keyed by
 `run_id`. Sending is asynchronous; failures surface to the caller:
 
-- invalid input raises :class:`common.errors.CodecError` at the call;
+- invalid input raises :class:`common.errors.CodecError` at the call, before anything
+  is queued: the arguments reach the codec as given (nothing is coerced: a `str` is not
+  a list of strings, a dict is not a list of records), and the codec checks every field
+  against the event's Avro schema; the message names the event type, the field, what
+  was expected and what was given, and the typed method's declared argument type;
 - a full send buffer (broker unreachable or slow) raises
   :class:`ProducerBackpressure` after a bounded wait, never blocks forever;
 - events the broker did not acknowledge within `message_timeout_ms` are raised by
@@ -17,6 +21,7 @@ from __future__ import annotations
 
 import inspect
 import logging
+import re
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -29,6 +34,8 @@ from confluent_kafka import KafkaException, Producer
 
 from common.codec import Codec
 from common.errors import (
+    SCHEMA_VIOLATION,
+    CodecError,
     DeliveryError,
     FailedDelivery,
     ProducerBackpressure,
@@ -154,6 +161,35 @@ def _call_options(method: _Method) -> _Method:
     ]
     method.__signature__ = signature.replace(parameters=[*own, *shared])  # type: ignore[attr-defined]
     return method
+
+
+_FIELD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+
+
+def _argument_error(event_type: str, error: CodecError) -> CodecError:
+    """The codec's verdict on a typed method's call, with the argument's declared type.
+
+    The codec says `<event type>: <field path>: expected ..., got ...`; when the path
+    starts at an argument of the typed method, the message also gives the type that
+    method declares for it. Runs on the error path only.
+    """
+    prefix = f"{event_type}: "
+    text = error.message
+    name = _FIELD.match(text, len(prefix)) if text.startswith(prefix) else None
+    method = event_type.replace(".", "_")
+    if error.reason != SCHEMA_VIOLATION or name is None:
+        return error
+    parameter = inspect.signature(getattr(OutcomesProducer, method)).parameters.get(name[0])
+    if parameter is None:
+        return error
+    annotation = parameter.annotation
+    declared = annotation if isinstance(annotation, str) else inspect.formatannotation(annotation)
+    return CodecError(
+        error.reason,
+        f"{text} (OutcomesProducer.{method}() takes {name[0]}: {declared})",
+        run_id=error.run_id,
+        event_id=error.event_id,
+    )
 
 
 class OutcomesProducer:
@@ -318,6 +354,9 @@ class OutcomesProducer:
     def _delivery_handler(
         self, event_id: str, topic: str, user_callback: DeliveryCallback | None
     ) -> Callable[[KafkaError | None, Message], None]:
+        if user_callback is not None and not callable(user_callback):
+            # Checked here, not when librdkafka serves the report in a later call.
+            raise TypeError(f"on_delivery must be callable, got {type(user_callback).__name__}")
         callbacks = [c for c in (self._on_delivery, user_callback) if c is not None]
 
         def delivered(err: KafkaError | None, msg: Message) -> None:
@@ -370,7 +409,10 @@ class OutcomesProducer:
             "source": source if source is not None else self.source,
             **fields,
         }
-        return self.publish(event, on_delivery=options.get("on_delivery"))
+        try:
+            return self.publish(event, on_delivery=options.get("on_delivery"))
+        except CodecError as error:
+            raise _argument_error(event_type, error) from None
 
     # -- one method per event type (SPEC section 2) -------------------------------------
     # Each takes `run_id`, the event's own fields and the `CallOptions`; each returns the
@@ -398,10 +440,10 @@ class OutcomesProducer:
             {
                 "goal_revision": goal_revision,
                 "authored_by": authored_by,
-                "deliverables": list(deliverables),
-                "required_checks": [dict(c) for c in required_checks],
-                "requested_effects": list(requested_effects),
-                "requested_actions": list(requested_actions),
+                "deliverables": deliverables,
+                "required_checks": required_checks,
+                "requested_effects": requested_effects,
+                "requested_actions": requested_actions,
                 "target_revision": target_revision,
             },
         )
@@ -538,7 +580,7 @@ class OutcomesProducer:
                 "candidate_snapshot": candidate_snapshot,
                 "environment": environment,
                 "command": command,
-                "expected_artifacts": list(expected_artifacts),
+                "expected_artifacts": expected_artifacts,
             },
         )
 
@@ -562,7 +604,7 @@ class OutcomesProducer:
                 "snapshot_id": snapshot_id,
                 "base_revision": base_revision,
                 "sealed": sealed,
-                "artifacts": [dict(a) for a in artifacts],
+                "artifacts": artifacts,
             },
         )
 
@@ -672,7 +714,7 @@ class OutcomesProducer:
                 "query_hash": query_hash,
                 "algorithm": algorithm,
                 "config_hash": config_hash,
-                "candidates": [dict(c) for c in candidates],
+                "candidates": candidates,
             },
         )
 
@@ -703,7 +745,7 @@ class OutcomesProducer:
                 "injection_id": injection_id,
                 "model_call_id": model_call_id,
                 "retrieval_id": retrieval_id,
-                "candidate_ids": list(candidate_ids),
+                "candidate_ids": candidate_ids,
                 "block_hash": block_hash,
                 "block_bytes": block_bytes,
                 "location": location,
