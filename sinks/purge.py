@@ -1,8 +1,10 @@
 """The only removal path: an authenticated, recorded privacy purge of one run.
 
 The credential comes from `OUTCOMES_PURGE_CREDENTIAL` or a file, never a flag (flags
-land in shell history and process lists). It is checked against the SHA-256 stored by
-`outcomes clickhouse migrate` from `OUTCOMES_PURGE_CREDENTIAL_SHA256`. Rows are removed
+land in shell history and process lists). `outcomes clickhouse migrate` stores the
+credential named by `OUTCOMES_PURGE_CREDENTIAL_SHA256` as scrypt of that SHA-256 with a
+random salt (sinks/schema.py, `purge_credential_hashes`); a presented credential must
+give the same hash. Rows are removed
 with synchronous `ALTER TABLE ... DELETE` mutations, which rewrite the affected parts,
 so the data is gone from disk, not merely hidden. `purge_log` gets a `started` row
 before and a `completed` row after, each with who, when, why and per-table row counts.
@@ -12,7 +14,6 @@ from __future__ import annotations
 
 import getpass
 import hashlib
-import hmac
 import socket
 import uuid
 from dataclasses import dataclass
@@ -63,15 +64,15 @@ def purge_actor(settings: Settings) -> str:
 
 
 def verify_credential(conn: Connection, credential: str) -> None:
-    """Raise PurgeDenied unless the credential's SHA-256 is the configured one."""
-    stored = schema.current_credential_sha256(conn)
+    """Raise PurgeDenied unless the credential is the configured one: its SHA-256, put
+    through scrypt with the stored salt and parameters, must give the stored hash."""
+    stored = schema.current_credential(conn)
     if stored is None:
         raise PurgeDenied(
             "no purge credential is configured: set OUTCOMES_PURGE_CREDENTIAL_SHA256 "
             "and run `outcomes clickhouse migrate`"
         )
-    presented = hashlib.sha256(credential.encode()).hexdigest()
-    if not hmac.compare_digest(presented, stored):
+    if not stored.matches_sha256(hashlib.sha256(credential.encode()).hexdigest()):
         raise PurgeDenied("purge credential rejected")
 
 

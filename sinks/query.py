@@ -15,7 +15,7 @@ from typing import Any, TextIO
 import orjson
 from clickhouse_connect.driver.exceptions import Error as DriverError
 
-from sinks import clickhouse, schema
+from sinks import clickhouse, guard, schema
 from sinks.exceptions import QueryFailed
 
 FORMATS = ("table", "json", "csv")
@@ -30,21 +30,36 @@ class QueryResult:
 
 
 def run_query(dsn: str, sql: str, *, final: bool = True) -> QueryResult:
-    """Run one statement read-only against the outcomes database.
+    """Run one SELECT read-only against the outcomes database.
+
+    Two fences (docs/clickhouse.md, analysts): `sinks.guard` refuses, before anything
+    runs, whatever is not one plain SELECT of the outcomes data (INTO OUTFILE, several
+    statements, SETTINGS, table functions that reach files, URLs, servers or processes,
+    dictionaries, secret tables); ClickHouse then runs it with `readonly = 1`, which
+    refuses writes, DDL, setting changes and those table functions again.
 
     Unqualified names resolve in the outcomes database. With `final` (the default)
     every ReplacingMergeTree table is read as FINAL, so no query can ever count a
     not-yet-merged duplicate (docs/clickhouse.md, exactly once).
     """
+    statement = guard.check(sql)
+    return _execute(dsn, statement, final=final)
+
+
+def _execute(dsn: str, sql: str, *, final: bool) -> QueryResult:
+    """Run a statement under readonly = 1 (the guard's caller; tests call it directly
+    to show what ClickHouse refuses by itself)."""
     conn = clickhouse.open_private(dsn)
     try:
         if not conn.database_exists():
             schema.ensure_schema(conn)
         conn.use_database()
-        # readonly=2: no writes or DDL, but per-query settings (like final) still apply.
-        settings: dict[str, Any] = {"readonly": 2}
-        if final:
-            settings["final"] = 1
+        # Settings of one request are checked against the session's readonly (0) and
+        # then applied together, so final = 1 holds while readonly = 1 refuses any
+        # change the statement itself asks for. (readonly = 2 would let table
+        # functions such as file() and INSERT INTO FUNCTION through.)
+        settings: dict[str, Any] = {"final": 1} if final else {}
+        settings["readonly"] = 1
         try:
             result = conn.client.query(sql, settings=settings)
         except DriverError as exc:

@@ -11,7 +11,9 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
+import hmac
 import logging
+import os
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -496,6 +498,107 @@ def _claim_settlement_roles_ddl(db: str) -> list[str]:
     ]
 
 
+# The purge credential at rest (migration 7): scrypt of the credential's SHA-256 (hex)
+# with a random salt, the parameters in the row beside the hash, so a dump of the table
+# gives nothing short of an scrypt per guess. The analyst path refuses the table
+# (sinks/guard.py) and, on a server, only the purge role may select it.
+CREDENTIAL_TABLE = "purge_credential_hashes"
+SCRYPT_N, SCRYPT_R, SCRYPT_P, SCRYPT_DKLEN = 2**15, 8, 1, 32
+_SCRYPT_MAXMEM = 128 * SCRYPT_N * SCRYPT_R * 2
+
+
+@dataclass(frozen=True)
+class CredentialHash:
+    """One stored purge credential: scrypt parameters, salt and derived key."""
+
+    n: int
+    r: int
+    p: int
+    dklen: int
+    salt: bytes
+    digest: bytes
+
+    @classmethod
+    def of_sha256(cls, sha256_hex: str, salt: bytes | None = None) -> CredentialHash:
+        """Hash the credential's SHA-256 (hex) with the current parameters."""
+        salt = salt if salt is not None else os.urandom(16)
+        params = (SCRYPT_N, SCRYPT_R, SCRYPT_P, SCRYPT_DKLEN)
+        return cls(*params, salt, _scrypt(sha256_hex, salt, *params))
+
+    def matches_sha256(self, sha256_hex: str) -> bool:
+        """Whether a credential with this SHA-256 (hex) is the stored one (constant time)."""
+        derived = _scrypt(sha256_hex, self.salt, self.n, self.r, self.p, self.dklen)
+        return hmac.compare_digest(derived, self.digest)
+
+
+def _scrypt(sha256_hex: str, salt: bytes, n: int, r: int, p: int, dklen: int) -> bytes:
+    return hashlib.scrypt(
+        sha256_hex.encode(), salt=salt, n=n, r=r, p=p, dklen=dklen,
+        maxmem=max(_SCRYPT_MAXMEM, 128 * n * r * 2),
+    )  # fmt: skip
+
+
+def _credential_hash_ddl(db: str) -> list[str]:
+    """Migration 7: the purge credential as a salted scrypt hash (see `then`)."""
+    return [
+        f"""CREATE TABLE IF NOT EXISTS `{db}`.`{CREDENTIAL_TABLE}` (
+    `algorithm` LowCardinality(String),
+    `n` UInt32,
+    `r` UInt32,
+    `p` UInt32,
+    `dklen` UInt32,
+    `salt` String,
+    `hash` String,
+    `configured_at` {TS}
+)
+ENGINE = MergeTree
+ORDER BY configured_at
+COMMENT 'scrypt of the purge credential SHA-256 (hex); the latest row is in force.'"""
+    ]
+
+
+def _rehash_old_credential(conn: Connection) -> None:
+    """Migration 7's second half: the SHA-256 in force in `purge_credentials` (migration
+    2) is stored salted and slow, then that table, which held it bare, is dropped."""
+    exists = conn.rows(
+        "SELECT count() FROM system.tables WHERE database = {db:String} "
+        "AND name = 'purge_credentials'",
+        {"db": conn.database},
+    )
+    if not exists[0][0]:
+        return
+    rows = conn.rows(
+        f"SELECT credential_sha256, configured_at FROM {conn.table('purge_credentials')} "
+        "ORDER BY configured_at DESC LIMIT 1"
+    )
+    if rows:
+        _store_credential(conn, CredentialHash.of_sha256(str(rows[0][0])), rows[0][1])
+    conn.command(f"DROP TABLE IF EXISTS {conn.table('purge_credentials')}")
+
+
+def analyst_user(db: str) -> str:
+    """The login a server migration creates for analysts (role `<db>_analyst`)."""
+    return f"{db}_analyst_user"
+
+
+def _analyst_user_ddl(db: str) -> list[str]:
+    """Migration 8: the purge role reads the hashed credential; an analyst login whose
+    only rights are the analyst role's SELECTs (no CREATE TEMPORARY TABLE, so no table
+    function that reaches files, URLs or other servers; no FILE, URL, REMOTE, S3 or
+    dictionary sources; no SHOW USERS). It is created locked (HOST NONE); the operator
+    gives it a password and hosts with ALTER USER (docs/clickhouse.md)."""
+    roles = role_names(db)
+    user = analyst_user(db)
+    return [
+        f"REVOKE ALL ON `{db}`.`purge_credentials` FROM `{roles['purge']}`",
+        f"GRANT SELECT ON `{db}`.`{CREDENTIAL_TABLE}` TO `{roles['purge']}`",
+        f"CREATE USER IF NOT EXISTS `{user}` IDENTIFIED WITH no_password HOST NONE",
+        f"REVOKE ALL ON *.* FROM `{user}`",
+        f"GRANT `{roles['analyst']}` TO `{user}`",
+        f"ALTER USER `{user}` DEFAULT ROLE `{roles['analyst']}`",
+    ]
+
+
 @dataclass(frozen=True)
 class Migration:
     """One schema version: its statements, and whether it needs a server."""
@@ -504,6 +607,8 @@ class Migration:
     name: str
     statements: Callable[[str], list[str]]
     server_only: bool = False
+    # Runs after the statements, for what SQL cannot do (e.g. hash with scrypt).
+    then: Callable[[Connection], None] | None = None
 
     def checksum(self, db: str) -> str:
         return hashlib.sha256("\n;\n".join(self.statements(db)).encode()).hexdigest()
@@ -516,6 +621,10 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(4, "roles: analyst, sink, purge", _roles_ddl, server_only=True),
     Migration(5, "claim verdict settlements", _claim_settlement_ddl),
     Migration(6, "roles: claim verdict settlements", _claim_settlement_roles_ddl, server_only=True),
+    Migration(
+        7, "purge credential: salted scrypt", _credential_hash_ddl, then=_rehash_old_credential
+    ),
+    Migration(8, "roles: credential hashes, analyst user", _analyst_user_ddl, server_only=True),
 )
 LATEST_VERSION = MIGRATIONS[-1].version
 
@@ -580,6 +689,8 @@ def migrate(conn: Connection, *, credential_sha256: str | None = None) -> Migrat
         else:
             for stmt in migration.statements(db):
                 conn.command(stmt)
+            if migration.then is not None:
+                migration.then(conn)
             report.applied.append(migration.version)
         conn.insert(
             "schema_migrations",
@@ -593,23 +704,40 @@ def migrate(conn: Connection, *, credential_sha256: str | None = None) -> Migrat
 
 
 def configure_purge_credential(conn: Connection, sha256_hex: str) -> bool:
-    """Store the purge credential's SHA-256 unless it is already the one in force."""
+    """Put in force the credential whose SHA-256 (hex) is given, stored salted with
+    scrypt, unless it is already the one in force."""
     digest = sha256_hex.strip().lower()
     if len(digest) != 64 or any(c not in "0123456789abcdef" for c in digest):
         raise PurgeDenied("OUTCOMES_PURGE_CREDENTIAL_SHA256 must be 64 hex characters")
-    current = current_credential_sha256(conn)
-    if current == digest:
+    current = current_credential(conn)
+    if current is not None and current.matches_sha256(digest):
         return False
-    conn.insert("purge_credentials", [[digest, _now()]], ["credential_sha256", "configured_at"])
+    _store_credential(conn, CredentialHash.of_sha256(digest), _now())
     return True
 
 
-def current_credential_sha256(conn: Connection) -> str | None:
+def _store_credential(conn: Connection, cred: CredentialHash, at: datetime) -> None:
+    conn.insert(
+        CREDENTIAL_TABLE,
+        [["scrypt", cred.n, cred.r, cred.p, cred.dklen, cred.salt.hex(), cred.digest.hex(), at]],
+        ["algorithm", "n", "r", "p", "dklen", "salt", "hash", "configured_at"],
+    )
+
+
+def current_credential(conn: Connection) -> CredentialHash | None:
+    """The purge credential in force (the latest row), or None if none is configured."""
     rows = conn.rows(
-        f"SELECT credential_sha256 FROM {conn.table('purge_credentials')} "
+        f"SELECT algorithm, n, r, p, dklen, salt, hash FROM {conn.table(CREDENTIAL_TABLE)} "
         "ORDER BY configured_at DESC LIMIT 1"
     )
-    return str(rows[0][0]) if rows else None
+    if not rows:
+        return None
+    algorithm, n, r, p, dklen, salt, digest = rows[0]
+    if algorithm != "scrypt":
+        raise PurgeDenied(f"stored purge credential uses unknown algorithm {algorithm!r}")
+    return CredentialHash(
+        int(n), int(r), int(p), int(dklen), bytes.fromhex(salt), bytes.fromhex(digest)
+    )
 
 
 def ensure_schema(conn: Connection) -> None:

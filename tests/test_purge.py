@@ -135,3 +135,89 @@ def test_purge_settings_come_from_the_environment_and_are_never_shown() -> None:
     shown = f"{settings.describe()} {settings!r}"
     assert SECRET not in shown and digest not in shown
     assert Settings.load(env={}, purge_actor="cli").purge_actor == "cli"
+
+
+def _dump(conn: clickhouse.Connection) -> str:
+    """Every row of every table of the database, as text (what a dump would hold)."""
+    names = conn.rows(
+        "SELECT name FROM system.tables WHERE database = %(db)s AND engine LIKE '%%MergeTree'",
+        {"db": conn.database},
+    )
+    return "\n".join(repr(conn.rows(f"SELECT * FROM {conn.table(str(name))}")) for (name,) in names)
+
+
+def test_the_credential_is_stored_salted_and_slow(chdb_dsn: str) -> None:
+    conn = clickhouse.connect(chdb_dsn)
+    digest = hashlib.sha256(SECRET.encode()).hexdigest()
+    rows = conn.rows(
+        f"SELECT algorithm, n, r, p, dklen, length(salt), hash "
+        f"FROM {conn.table(schema.CREDENTIAL_TABLE)}"
+    )
+    assert len(rows) == 1
+    algorithm, n, r, p, dklen, salt_hex_len, stored = rows[0]
+    assert (algorithm, n, r, p, dklen) == ("scrypt", 2**15, 8, 1, 32)
+    assert salt_hex_len == 32 and stored != digest
+    dump = _dump(conn)
+    assert SECRET not in dump and digest not in dump
+    assert schema.applied_versions(conn) >= {7}
+    tables = {r[0] for r in conn.rows("SELECT name FROM system.tables")}
+    assert "purge_credentials" not in tables  # the unsalted table is gone
+
+
+def test_reconfiguring_the_same_credential_is_a_no_op_and_a_new_one_replaces_it(
+    chdb_dsn: str,
+) -> None:
+    conn = clickhouse.connect(chdb_dsn)
+    digest = hashlib.sha256(SECRET.encode()).hexdigest()
+    assert schema.configure_purge_credential(conn, digest) is False
+    other = "another secret"
+    assert schema.configure_purge_credential(conn, hashlib.sha256(other.encode()).hexdigest())
+    with pytest.raises(PurgeDenied, match="rejected"):
+        purge.verify_credential(conn, SECRET)
+    purge.verify_credential(conn, other)
+
+
+def test_an_old_sha256_credential_is_migrated_and_keeps_working(tmp_path: Path) -> None:
+    """A database of schema 6 holds the bare SHA-256 in purge_credentials; migration 7
+    stores it as scrypt and drops that table, and the same credential still purges."""
+    clickhouse.close_all()
+    try:
+        conn = clickhouse.connect(f"chdb://{tmp_path}/old")
+        conn.command(f"CREATE DATABASE IF NOT EXISTS `{conn.database}`")
+        conn.command(schema._migrations_table(conn.database))
+        for migration in schema.MIGRATIONS[:6]:
+            if not migration.server_only:
+                for stmt in migration.statements(conn.database):
+                    conn.command(stmt)
+            conn.insert(
+                "schema_migrations",
+                [[migration.version, migration.name, "", schema._now(), ""]],
+                ["version", "name", "checksum", "applied_at", "note"],
+            )
+        digest = hashlib.sha256(SECRET.encode()).hexdigest()
+        conn.insert(
+            "purge_credentials", [[digest, schema._now()]], ["credential_sha256", "configured_at"]
+        )
+        report = schema.migrate(conn, credential_sha256=None)
+        assert report.applied == [7] and report.skipped == [8]
+        ClickHouseWriter(conn.target.dsn).write(samples.sample_records())
+        assert digest not in _dump(conn)
+        tables = {r[0] for r in conn.rows("SELECT name FROM system.tables")}
+        assert "purge_credentials" not in tables
+        result = purge.purge_run(conn, "run-a", SECRET, actor="t")
+        assert result.total > 0
+        with pytest.raises(PurgeDenied, match="rejected"):
+            purge.verify_credential(conn, digest)  # the hash itself is no credential
+    finally:
+        clickhouse.close_all()
+
+
+def test_the_analyst_path_cannot_read_the_credential(chdb_dsn: str) -> None:
+    runner = CliRunner()
+    for sql in (
+        f"SELECT * FROM {schema.CREDENTIAL_TABLE}",
+        f"SELECT * FROM outcomes.`{schema.CREDENTIAL_TABLE}`",
+    ):
+        out = runner.invoke(main, ["query", sql, "--clickhouse", chdb_dsn])
+        assert out.exit_code == 1
+        assert "holds a secret" in out.output and len(out.output.strip().splitlines()) == 1

@@ -69,7 +69,8 @@ def test_queries_are_read_only(chdb_dsn: str) -> None:
         main, ["query", "ALTER TABLE account_revisions DELETE WHERE 1", "--clickhouse", chdb_dsn]
     )
     assert out.exit_code == 1
-    assert out.output.startswith("outcomes query: error: ") and "readonly" in out.output.lower()
+    assert out.output.startswith("outcomes query: error: refused: ")
+    assert "read-only" in out.output
     assert len(out.output.strip().splitlines()) == 1
     conn = clickhouse.connect(chdb_dsn)
     assert conn.rows(f"SELECT count() FROM {conn.table('account_revisions')}")[0][0] > 0
@@ -101,10 +102,11 @@ def test_migrate_and_status_commands(tmp_path: Path) -> None:
         assert first.exit_code == 0, first.output
         assert "applied version 1" in first.output and "version 4 skipped" in first.output
         assert "applied version 5" in first.output and "version 6 skipped" in first.output
+        assert "applied version 7" in first.output and "version 8 skipped" in first.output
         second = runner.invoke(clickhouse_cmd, ["migrate", "--clickhouse", dsn])
         assert "up to date" in second.output
         status = runner.invoke(clickhouse_cmd, ["status", "--clickhouse", dsn])
-        assert "schema versions: [1, 2, 3, 4, 5, 6]" in status.output
+        assert "schema versions: [1, 2, 3, 4, 5, 6, 7, 8]" in status.output
         assert "account_revisions" in status.output and "claim_notifications" in status.output
     finally:
         clickhouse.close_all()
