@@ -15,7 +15,14 @@ from sinks import clickhouse as ch
 from sinks import defaults, schema
 from sinks import purge as purging
 from sinks.consumer import SinkConfig, run_sink
+from sinks.exceptions import SinkError
 from sinks.query import render, run_query
+
+
+class NoSuchRun(SinkError):
+    """`outcomes purge --run ID` found no row of that run. Operators: check the run id
+    (`outcomes query "SELECT DISTINCT run_id FROM current_accounts"`); purge_log lists
+    the runs already purged."""
 
 
 def _dsn(flag: str | None) -> str:
@@ -88,7 +95,9 @@ def query(sql: str, clickhouse: str | None, fmt: str, no_final: bool) -> None:
 
         outcomes query "SELECT status, count() FROM current_accounts GROUP BY status"
     """
-    result = run_query(_dsn(clickhouse), sql, final=not no_final)
+    dsn = _dsn(clickhouse)
+    ch.require_database(dsn)  # a mistyped path is refused, not created empty
+    result = run_query(dsn, sql, final=not no_final)
     render(result, fmt, sys.stdout)
 
 
@@ -117,8 +126,16 @@ def purge(
     """
     settings = Settings.load(clickhouse=clickhouse, purge_actor=purge_actor)
     credential = purging.read_credential(credential_file, settings)
-    conn = ch.connect(settings.clickhouse_dsn)
+    conn = ch.require_database(settings.clickhouse_dsn)
     schema.ensure_schema(conn)
+    # The credential first: who may not purge learns nothing about which runs exist.
+    purging.verify_credential(conn, credential)
+    # Before purging, not from its result: a purge is logged in purge_log, and a run
+    # listed there is never written again, so a mistyped id would be barred for good.
+    if not any(purging.count_run_rows(conn, run_id).values()):
+        raise NoSuchRun(
+            f"no run {run_id}: no rows of it in any table (never sunk, or already purged)"
+        )
     result = purging.purge_run(
         conn, run_id, credential, actor=purging.purge_actor(settings), reason=reason
     )
@@ -169,6 +186,7 @@ def sink(
 
     Offsets are committed only after ClickHouse acknowledged the rows; undecodable
     records land in dead_letters. SIGTERM/SIGINT finish the current batch and exit.
+    Exits with one error line (code 1) if no Kafka broker answers within 5 s at start.
     """
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(message)s")
     settings = Settings.load(bootstrap=bootstrap, clickhouse=clickhouse)

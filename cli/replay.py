@@ -5,6 +5,7 @@ from __future__ import annotations
 from contextlib import nullcontext
 from itertools import chain
 from pathlib import Path
+from typing import BinaryIO
 
 import click
 
@@ -14,7 +15,14 @@ from common.settings import Settings
 from reducers.engine import Engine
 from reducers.records import OutputRecord
 from sinks.writer import ClickHouseWriter
-from streams.replay import ReplayStats, file_items, replay_items, settling_state
+from streams.replay import (
+    EventsRejected,
+    ReplayOutputError,
+    ReplayStats,
+    file_items,
+    replay_items,
+    settling_state,
+)
 
 
 @click.command()
@@ -37,8 +45,11 @@ def replay(files: tuple[Path, ...], out_path: Path | None, clickhouse: str | Non
     """Fold the events of FILES (in file order) into outcome accounts.
 
     Writes one JSON record per line, each with a `record` field (account_revision,
-    notification, provenance_row, claim_verdict, dead_letter). Invalid events become
-    dead letters and processing goes on. A summary goes to standard error.
+    notification, provenance_row, claim_verdict, dead_letter). Files named *.avro are
+    read as Avro container files, others as JSONL (or Avro, if they start like one).
+    Invalid events become dead letters and processing goes on; each is also reported as
+    `file:line: reason: message` on standard error, and the exit code is then 1. A
+    summary goes to standard error.
     """
     tune_gc()
     settings = Settings.load()
@@ -49,12 +60,15 @@ def replay(files: tuple[Path, ...], out_path: Path | None, clickhouse: str | Non
     writer = None
     if clickhouse:
         writer = ClickHouseWriter(clickhouse)
-    stdout = click.get_binary_stream("stdout")
-    with out_path.open("wb") if out_path else nullcontext(stdout) as out:
+    with _output(out_path) as out:
         batch: list[OutputRecord] = []
         for record in records:
             out.write(record.to_json_line())
             out.write(b"\n")
+            if record.kind == "dead_letter":
+                body = record.body
+                where = f"{body['origin_file']}:{body['origin_line']}"
+                click.echo(f"{where}: {body['reason']}: {body['message']}", err=True)
             if writer is not None:
                 batch.append(record)
                 if len(batch) >= 5000:
@@ -64,3 +78,19 @@ def replay(files: tuple[Path, ...], out_path: Path | None, clickhouse: str | Non
             writer.write(batch)
             writer.close()
     click.echo(stats.summary(), err=True)
+    if stats.rejected:
+        where = f"in {out_path}" if out_path else "on standard output"
+        raise EventsRejected(
+            f"{stats.rejected} of {stats.read} event(s) rejected "
+            f"(reasons above; dead letters {where})"
+        )
+
+
+def _output(out_path: Path | None) -> nullcontext[BinaryIO] | BinaryIO:
+    """Standard output, or `out_path` opened for writing (an error line if it cannot be)."""
+    if out_path is None:
+        return nullcontext(click.get_binary_stream("stdout"))
+    try:
+        return out_path.open("wb")
+    except OSError as exc:
+        raise ReplayOutputError(f"cannot write {out_path}: {exc.strerror or exc}") from exc

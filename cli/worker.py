@@ -128,7 +128,8 @@ def worker(
     """Run the stream pipeline: input topics -> run log -> outcome accounts.
 
     Stops gracefully on SIGTERM (commits what it has processed). Several workers with the
-    same --app-id split the partitions between them.
+    same --app-id split the partitions between them. Exits with one error line (code 1)
+    if no Kafka broker answers within 5 s at start.
     """
     settings = Settings.load(bootstrap=bootstrap, state_dir=state_dir)
     run_log = next(spec for spec in TOPICS if spec.name == RUN_LOG_TOPIC)  # its partitions

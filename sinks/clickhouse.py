@@ -22,9 +22,22 @@ import clickhouse_connect
 from clickhouse_connect.driver.client import Client
 from clickhouse_connect.driver.exceptions import Error as DriverError
 
-from sinks.exceptions import ClickHouseUnavailable, EngineBusy, EngineLocked, InvalidDsn
+from sinks.exceptions import (
+    ClickHouseUnavailable,
+    EngineBusy,
+    EngineLocked,
+    InvalidDsn,
+    SchemaNotMigrated,
+)
 
 log = logging.getLogger(__name__)
+
+# The driver logs "Unexpected Http Driver Exception" (a warning) before raising the error
+# that `_open` turns into ClickHouseUnavailable. Without a handler of its own, Python's
+# last-resort handler printed it to stderr above the command's one error line; this
+# stops that and nothing else (where logging is configured, e.g. `outcomes sink`, the
+# record still propagates to it).
+logging.getLogger("clickhouse_connect").addHandler(logging.NullHandler())
 
 DEFAULT_DATABASE = "outcomes"
 
@@ -172,6 +185,27 @@ def connect(dsn: str) -> Connection:
         return conn
 
 
+def require_database(dsn: str) -> Connection:
+    """The process's connection for a DSN whose outcomes database already exists.
+
+    For commands that only read or remove what is there (`outcomes query`, `purge`): a
+    mistyped chDB path must not silently become a new, empty database that answers 0.
+    A chDB path is checked on disk before any engine opens it (opening one creates its
+    files); a server is asked. Raises `SchemaNotMigrated` naming the command that
+    creates the database.
+    """
+    target = parse_dsn(dsn)
+    create = f"create one with `outcomes clickhouse migrate --clickhouse {target.display}`"
+    if target.embedded:
+        assert target.path is not None
+        if not (Path(target.path) / "metadata" / f"{target.database}.sql").is_file():
+            raise SchemaNotMigrated(f"no outcomes database at {target.path} (chDB); {create}")
+    conn = connect(dsn)
+    if not conn.database_exists():
+        raise SchemaNotMigrated(f"no database {target.database} at {target.display}; {create}")
+    return conn
+
+
 def _check_one_engine(target: Target) -> None:
     if not target.embedded:
         return
@@ -210,7 +244,12 @@ def close_all() -> None:
 def _open(target: Target) -> Client:
     if target.embedded:
         assert target.path is not None
-        Path(target.path).mkdir(parents=True, exist_ok=True)
+        try:
+            Path(target.path).mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise ClickHouseUnavailable(
+                f"cannot create chDB directory {target.path}: {exc.strerror or exc}"
+            ) from exc
         try:
             return clickhouse_connect.get_client(dsn=f"chdb://{target.path}")
         except DriverError as exc:

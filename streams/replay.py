@@ -16,7 +16,7 @@ import orjson
 
 from common.codec.container import SourceItem, iter_container_items
 from reducers.engine import Engine, fold
-from reducers.errors import InvalidEvent
+from reducers.errors import InvalidEvent, OutcomesError
 from reducers.limits import Limits
 from reducers.records import OutputRecord, dead_letter
 from reducers.validate import event_parser
@@ -25,6 +25,21 @@ T = TypeVar("T")
 
 # Records between two gc.freeze() calls in a one-shot replay (see `settling_state`).
 SETTLE_EVERY = 10_000
+
+
+class ReplayOutputError(OutcomesError):
+    """The replay's output file cannot be written (no such directory, no permission).
+
+    Operators: point `--out` at a writable path in an existing directory.
+    """
+
+
+class EventsRejected(OutcomesError):
+    """Some events of the replayed files were rejected (dead letters).
+
+    Operators: each one is reported as `file:line: reason: message` on standard error
+    and as a dead-letter record in the output; fix the producer or the file and replay.
+    """
 
 
 @dataclass
@@ -73,18 +88,36 @@ def jsonl_items(path: Path, limits: Limits) -> Iterator[SourceItem]:
             try:
                 value = loads(raw)
             except orjson.JSONDecodeError as exc:
-                yield SourceItem(
-                    name, number, raw, error=InvalidEvent("undecodable", f"not JSON: {exc}")
-                )
+                yield SourceItem(name, number, raw, error=_undecodable(raw, number, exc))
                 continue
             yield item(SourceItem, (name, number, raw, value, None))
 
 
+def _undecodable(raw: bytes, number: int, exc: orjson.JSONDecodeError) -> InvalidEvent:
+    """Why a line is not JSON; bytes that are not UTF-8 text (a binary file) say so,
+    instead of orjson's "str is not valid UTF-8: surrogates not allowed"."""
+    try:
+        raw.decode("utf-8")
+    except UnicodeDecodeError as bad:
+        return InvalidEvent(
+            "undecodable",
+            f"not UTF-8 text at line {number} (byte {bad.start + 1} is "
+            f"0x{raw[bad.start]:02x}); is this a JSONL file?",
+        )
+    return InvalidEvent("undecodable", f"not JSON: {exc}")
+
+
 def file_items(path: Path, limits: Limits) -> Iterator[SourceItem]:
-    """Items of a JSONL or Avro object container file (chosen by content, not name)."""
+    """Items of a JSONL or Avro object container file.
+
+    A file named `*.avro` is read as Avro whatever it holds (as `outcomes produce` does),
+    so one that is not a container is one `undecodable` dead letter saying so, not a
+    dead letter per "line" of binary; any other file is Avro if it starts with the
+    container magic, else JSONL.
+    """
     with path.open("rb") as handle:
         magic = handle.read(4)
-    if magic == b"Obj\x01":
+    if path.suffix == ".avro" or magic == b"Obj\x01":
         yield from iter_container_items(path, limits)
     else:
         yield from jsonl_items(path, limits)

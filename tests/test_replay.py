@@ -41,8 +41,13 @@ def replay_lines(
     path = tmp_path / "events.jsonl"
     path.write_bytes(b"\n".join(lines) + b"\n")
     result = CliRunner().invoke(main, ["replay", str(path), *args])
-    assert result.exit_code == 0, result.output
     records = [json.loads(line) for line in result.stdout.splitlines()]
+    letters = [r for r in records if r["record"] == "dead_letter"]
+    # Any rejected event: its `file:line: reason: message` on stderr, and exit code 1.
+    assert result.exit_code == (1 if letters else 0), result.output
+    for letter in letters:
+        where = f"{letter['origin_file']}:{letter['origin_line']}"
+        assert f"{where}: {letter['reason']}: {letter['message']}\n" in result.stderr
     return records, result.stderr
 
 
