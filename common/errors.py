@@ -90,3 +90,7 @@ class ProducerBackpressure(ProducerError):
 
 class ProducerClosed(ProducerError):
     """The producer was used after `close()`. Developers: create a new producer."""
+
+
+class BrokerUnreachable(OutcomesError):
+    """No Kafka broker answered a client's start-up check (`common/broker.py`)."""

@@ -21,8 +21,8 @@ from types import FrameType
 from typing import Any, Protocol
 
 from confluent_kafka import Consumer, KafkaError, KafkaException, Message, TopicPartition
-from confluent_kafka.admin import AdminClient
 
+from common.broker import check_broker
 from common.codec import Codec
 from common.errors import SCHEMA_VIOLATION, UNDECODABLE, CodecError
 from common.runtime import consume_ready
@@ -48,9 +48,6 @@ ID_FIELDS: Mapping[str, str] = {
 
 
 SESSION_TIMEOUT_MS = 10_000
-
-BROKER_CHECK_SECONDS = 5.0
-"""How long the sink waits at start for a broker to answer (`outcomes sink --help`)."""
 
 
 class KafkaFailure(SinkError):
@@ -390,31 +387,10 @@ class Sink:
                 )
 
 
-def check_broker(settings: Settings, timeout: float = BROKER_CHECK_SECONDS) -> None:
-    """Raise `KafkaFailure` unless a broker answers a metadata request within `timeout`.
-
-    Without this, a sink pointed at a dead address logged every refused connection
-    (hundreds of ERROR lines) and, with --until-idle, exited 0 as if all was consumed.
-    The probe's own librdkafka logging is off (log_level 0): its answer is the message.
-    (streams/worker.py has the worker's twin; sinks/ may not import streams/.)
-    """
-    try:
-        probe = AdminClient({**settings.kafka_config(), "log_level": 0})
-        probe.list_topics(timeout=timeout)
-    except KafkaException as exc:
-        error = exc.args[0] if exc.args else exc
-        reason = error.str() if hasattr(error, "str") else str(error)
-        raise KafkaFailure(
-            f"no Kafka broker answered at {settings.bootstrap} within {timeout:g} s "
-            f"({reason}); start one (`outcomes dev up`) or fix --bootstrap / "
-            "OUTCOMES_BOOTSTRAP"
-        ) from None
-
-
 def run_sink(settings: Settings, config: SinkConfig) -> SinkStats:
     """Run the sink in this process with SIGTERM/SIGINT meaning "finish and exit".
 
-    Fails fast (`KafkaFailure`, within `BROKER_CHECK_SECONDS`) if no broker answers.
+    Fails fast (`BrokerUnreachable`, within `BROKER_CHECK_SECONDS`) if no broker answers.
     """
     check_broker(settings)
     sink = Sink(settings, config)

@@ -22,43 +22,16 @@ engine; no engine imports this module. The `outcomes worker` command is cli/work
 
 from __future__ import annotations
 
-from typing import Final
-
-from confluent_kafka import KafkaException
-from confluent_kafka.admin import AdminClient
-
+from common.broker import check_broker
 from common.settings import Settings
 from streams.worker_batch import run_batch_worker
-from streams.worker_common import WorkerError, WorkerOptions
-
-BROKER_CHECK_SECONDS: Final = 5.0
-"""How long the worker waits at start for a broker to answer (`outcomes worker --help`)."""
-
-
-def check_broker(settings: Settings, timeout: float = BROKER_CHECK_SECONDS) -> None:
-    """Raise `WorkerError` unless a broker answers a metadata request within `timeout`.
-
-    Without this, a worker pointed at a dead address retried for 30 s, logging every
-    refused connection (hundreds of librdkafka lines), and then died with a traceback.
-    The probe's own librdkafka logging is off (log_level 0): its answer is the message.
-    """
-    try:
-        admin = AdminClient({**settings.kafka_config(), "log_level": 0})
-        admin.list_topics(timeout=timeout)
-    except KafkaException as exc:
-        error = exc.args[0] if exc.args else exc
-        reason = error.str() if hasattr(error, "str") else str(error)
-        raise WorkerError(
-            f"no Kafka broker answered at {settings.bootstrap} within {timeout:g} s "
-            f"({reason}); start one (`outcomes dev up`) or fix --bootstrap / "
-            "OUTCOMES_BOOTSTRAP"
-        ) from None
+from streams.worker_common import WorkerOptions
 
 
 def run_worker(settings: Settings, options: WorkerOptions, loglevel: str = "info") -> int:
     """Start the worker on its engine and block until it stops; returns the exit code.
 
-    Fails fast (`WorkerError`, within `BROKER_CHECK_SECONDS`) if no broker answers.
+    Fails fast (`BrokerUnreachable`, within `BROKER_CHECK_SECONDS`) if no broker answers.
     """
     check_broker(settings)
     if options.engine == "faust":
