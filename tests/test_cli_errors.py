@@ -7,7 +7,6 @@ could show, and in process (CliRunner) where the check needs a chDB engine.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import subprocess
 import sys
@@ -20,9 +19,8 @@ from click.testing import CliRunner
 
 from cli.main import main
 from common.broker import BROKER_CHECK_SECONDS
-from devtools import samples
-from sinks import clickhouse, schema
-from sinks.writer import ClickHouseWriter
+from sinks import clickhouse
+from tests.chdb_support import PURGE_SECRET, sample_database
 
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLE = ROOT / "samples" / "five_file_run.jsonl"
@@ -185,18 +183,14 @@ def test_a_binary_file_is_not_utf8_text_at_its_line(tmp_path: Path) -> None:
 # --------------------------------------------------------------------------- 5. 6. ClickHouse
 
 
-SECRET = "a purge credential for the error tests"
+SECRET = PURGE_SECRET
 
 
 @pytest.fixture
 def chdb_dsn(tmp_path: Path) -> Iterator[str]:
-    clickhouse.close_all()
-    dsn = f"chdb://{tmp_path}/chdb"
-    writer = ClickHouseWriter(dsn)
-    writer.write(samples.sample_records())
-    schema.migrate(writer.conn, credential_sha256=hashlib.sha256(SECRET.encode()).hexdigest())
-    yield dsn
-    clickhouse.close_all()
+    """A fresh chDB directory holding the sample, with a purge credential configured."""
+    with sample_database(tmp_path) as dsn:
+        yield dsn
 
 
 @pytest.mark.clickhouse

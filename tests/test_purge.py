@@ -16,21 +16,17 @@ from devtools import samples
 from sinks import clickhouse, purge, schema
 from sinks.exceptions import PurgeDenied
 from sinks.writer import ClickHouseWriter
+from tests.chdb_support import PURGE_SECRET, sample_database
 
 pytestmark = pytest.mark.clickhouse
-SECRET = "correct horse battery staple 4f9a"
+SECRET = PURGE_SECRET
 
 
 @pytest.fixture
 def chdb_dsn(tmp_path: Path) -> Iterator[str]:
     """A fresh chDB directory holding the sample, with a purge credential configured."""
-    clickhouse.close_all()
-    dsn = f"chdb://{tmp_path}/chdb"
-    writer = ClickHouseWriter(dsn)
-    writer.write(samples.sample_records())
-    schema.migrate(writer.conn, credential_sha256=hashlib.sha256(SECRET.encode()).hexdigest())
-    yield dsn
-    clickhouse.close_all()
+    with sample_database(tmp_path) as dsn:
+        yield dsn
 
 
 def _rows_of(conn: clickhouse.Connection, run_id: str) -> int:

@@ -8,7 +8,6 @@ not cover (INTO OUTFILE, several statements) is why sinks/guard.py exists.
 
 from __future__ import annotations
 
-import hashlib
 import socket
 import threading
 from collections.abc import Iterator
@@ -18,10 +17,9 @@ import pytest
 from click.testing import CliRunner
 
 from cli.main import main
-from devtools import samples
 from sinks import clickhouse, guard, query, schema
 from sinks.exceptions import QueryFailed
-from sinks.writer import ClickHouseWriter
+from tests.chdb_support import sample_database
 
 pytestmark = pytest.mark.clickhouse
 
@@ -163,13 +161,9 @@ def listener() -> Iterator[_Listener]:
 
 @pytest.fixture
 def chdb_dsn(tmp_path: Path) -> Iterator[str]:
-    clickhouse.close_all()
-    dsn = f"chdb://{tmp_path}/chdb"
-    writer = ClickHouseWriter(dsn)
-    writer.write(samples.sample_records())
-    schema.migrate(writer.conn, credential_sha256=hashlib.sha256(b"s3cret").hexdigest())
-    yield dsn
-    clickhouse.close_all()
+    """A fresh chDB directory holding the sample, with a purge credential configured."""
+    with sample_database(tmp_path) as dsn:
+        yield dsn
 
 
 @pytest.fixture
