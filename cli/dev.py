@@ -11,10 +11,13 @@ from cli import options
 from cli.group import Group
 from common.settings import Settings
 from devtools.devstack import (
+    ADMIN_USER,
     DEFAULT_HEAP,
     DEFAULT_PORT,
     READY_TIMEOUT_S,
     Layout,
+    admin_config,
+    client_env,
     down,
     is_alive,
     read_stack,
@@ -62,17 +65,24 @@ def dev() -> None:
     show_default=True,
     help="Seconds to wait for the cluster to answer and serve every partition.",
 )
+@click.option(
+    "--secure",
+    is_flag=True,
+    help="SASL (SCRAM-SHA-512) users producer/worker/sink/reader, an admin super user and "
+    "ACLs; passwords in files under the state dir (docs/kafka.md).",
+)
 @options.state_dir
-def up_command(brokers: str, port: int, heap: str, timeout: float, state_dir: Path | None) -> None:
+def up_command(
+    brokers: str, port: int, heap: str, timeout: float, secure: bool, state_dir: Path | None
+) -> None:
     """Start the dev Kafka cluster (a no-op when it already runs).
 
     The first run fetches Apache Kafka with Maven into ~/.cache/outcomes; later runs
     need no network. Data persists across `down`/`up` until `down --purge`.
     """
     settings = Settings.load(state_dir=state_dir)
-    result = up(
-        settings, Layout(int(brokers), port), heap=heap, ready_timeout=timeout, echo=_echo_err
-    )
+    layout = Layout(int(brokers), port, secure)
+    result = up(settings, layout, heap=heap, ready_timeout=timeout, echo=_echo_err)
     stack = result.stack
     if result.started:
         click.echo(
@@ -81,7 +91,12 @@ def up_command(brokers: str, port: int, heap: str, timeout: float, state_dir: Pa
         )
     else:
         click.echo(f"Kafka {stack.version} already running at {stack.bootstrap}; nothing to do")
-    if stack.bootstrap != Settings().bootstrap:
+    if secure:
+        # Names and file paths only: the passwords stay in their files.
+        click.echo(f"# the stack's admin ({ADMIN_USER}); other identities: same with their name")
+        for name, value in client_env(settings, layout, ADMIN_USER).items():
+            click.echo(f"export {name}={value}")
+    elif stack.bootstrap != Settings().bootstrap:
         click.echo(f"export OUTCOMES_BOOTSTRAP={stack.bootstrap}")
 
 
@@ -116,7 +131,7 @@ def status_command(state_dir: Path | None) -> None:
             node.log_dir,
         )
     Console().print(table)
-    answering = cluster_brokers(stack.bootstrap) if healthy else None
+    answering = cluster_brokers(stack.bootstrap, conf=admin_config(settings)) if healthy else None
     if answering == len(stack.nodes):
         click.echo(f"metadata: {answering} broker(s) answer at {stack.bootstrap}")
     else:

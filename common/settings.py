@@ -63,6 +63,12 @@ SETTINGS_DOC: tuple[Setting, ...] = (
     ),
     Setting("sasl_username", "OUTCOMES_KAFKA_SASL_USERNAME", None, "SASL user name."),
     Setting("sasl_password", "OUTCOMES_KAFKA_SASL_PASSWORD", None, "SASL password.", secret=True),
+    Setting(
+        "sasl_password_file",
+        "OUTCOMES_KAFKA_SASL_PASSWORD_FILE",
+        None,
+        "File holding the SASL password (used when OUTCOMES_KAFKA_SASL_PASSWORD is unset).",
+    ),
     Setting("ssl_cafile", "OUTCOMES_KAFKA_SSL_CAFILE", None, "CA bundle for TLS."),
     Setting("ssl_certfile", "OUTCOMES_KAFKA_SSL_CERTFILE", None, "Client certificate."),
     Setting("ssl_keyfile", "OUTCOMES_KAFKA_SSL_KEYFILE", None, "Client private key."),
@@ -135,6 +141,7 @@ class Settings:
     sasl_mechanism: str | None = None
     sasl_username: str | None = None
     sasl_password: str | None = field(default=None, repr=False)
+    sasl_password_file: str | None = None
     ssl_cafile: str | None = None
     ssl_certfile: str | None = None
     ssl_keyfile: str | None = None
@@ -183,6 +190,14 @@ class Settings:
                 limit_values[key] = int(values.pop(key))
             except ValueError as exc:
                 raise SettingsError(f"{key} must be an integer: {exc}") from None
+        if values.get("sasl_password_file") and not values.get("sasl_password"):
+            path = Path(values["sasl_password_file"]).expanduser()
+            try:
+                values["sasl_password"] = path.read_text().strip()
+            except OSError as exc:
+                raise SettingsError(
+                    f"OUTCOMES_KAFKA_SASL_PASSWORD_FILE={path}: cannot read it ({exc.strerror})"
+                ) from None
         if "state_dir" in values:
             values["state_dir"] = Path(values["state_dir"]).expanduser().resolve()
         known = {f.name for f in fields(cls)}

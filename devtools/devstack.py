@@ -13,6 +13,7 @@ import fcntl
 import json
 import os
 import re
+import secrets
 import shutil
 import signal
 import socket
@@ -27,6 +28,7 @@ from pathlib import Path
 
 from common.settings import Settings
 from reducers.errors import OutcomesError
+from streams.acls import IDENTITIES, acl_table, apply_acls, apply_scram_users
 from streams.topics import cluster_health
 
 KAFKA_VERSION = "4.1.1"
@@ -72,6 +74,8 @@ class Layout:
 
     brokers: int
     base_port: int = DEFAULT_PORT
+    secure: bool = False
+    """SASL on every listener, SCRAM users and ACLs (docs/kafka.md, "The secure profile")."""
 
     def __post_init__(self) -> None:
         if self.brokers not in (1, 3):
@@ -102,11 +106,57 @@ class Layout:
         return ",".join(f"127.0.0.1:{n.port}" for n in self.nodes)
 
 
-def server_properties(layout: Layout, node: NodeSpec, data_dir: Path) -> dict[str, str]:
+ADMIN_USER = "admin"
+"""The secure stack's own super user (PLAIN, password only in the 0600 server.properties)."""
+
+SCRAM_MECHANISM = "SCRAM-SHA-512"
+_PLAIN_LOGIN = "org.apache.kafka.common.security.plain.PlainLoginModule"
+_SAFE_SECRET = re.compile(r"[A-Za-z0-9_.~+/=-]{16,200}")
+
+
+def _secure_properties(layout: Layout, node: NodeSpec, admin_password: str) -> dict[str, str]:
+    """SASL on the client and controller listeners, the StandardAuthorizer, deny by default.
+
+    The admin authenticates with PLAIN, known to the brokers through the JAAS config in
+    server.properties (so the stack can log in before any SCRAM credential exists, and
+    brokers can reach the controllers); every pipeline identity uses SCRAM-SHA-512,
+    created through the admin API once the cluster answers.
+    """
+    jaas = (
+        f'{_PLAIN_LOGIN} required username="{ADMIN_USER}" password="{admin_password}" '
+        f'user_{ADMIN_USER}="{admin_password}";'
+    )
+    return {
+        "listeners": (
+            f"SASL_PLAINTEXT://127.0.0.1:{node.port},CONTROLLER://127.0.0.1:{node.controller_port}"
+        ),
+        "advertised.listeners": f"SASL_PLAINTEXT://127.0.0.1:{node.port}",
+        "inter.broker.listener.name": "SASL_PLAINTEXT",
+        "listener.security.protocol.map": "SASL_PLAINTEXT:SASL_PLAINTEXT,CONTROLLER:SASL_PLAINTEXT",
+        "sasl.enabled.mechanisms": f"PLAIN,{SCRAM_MECHANISM}",
+        "sasl.mechanism.inter.broker.protocol": "PLAIN",
+        "sasl.mechanism.controller.protocol": "PLAIN",
+        "listener.name.controller.sasl.enabled.mechanisms": "PLAIN",
+        "listener.name.controller.plain.sasl.jaas.config": jaas,
+        "listener.name.sasl_plaintext.plain.sasl.jaas.config": jaas,
+        # SCRAM users are checked against the credentials in the cluster metadata; the
+        # login module only has to be named.
+        f"listener.name.sasl_plaintext.{SCRAM_MECHANISM.lower()}.sasl.jaas.config": (
+            "org.apache.kafka.common.security.scram.ScramLoginModule required;"
+        ),
+        "authorizer.class.name": "org.apache.kafka.metadata.authorizer.StandardAuthorizer",
+        "super.users": f"User:{ADMIN_USER}",
+        "allow.everyone.if.no.acl.found": "false",
+    }
+
+
+def server_properties(
+    layout: Layout, node: NodeSpec, data_dir: Path, admin_password: str | None = None
+) -> dict[str, str]:
     """The broker config of one node: KRaft combined mode, loopback only, small footprint."""
     voters = ",".join(f"{n.node_id}@127.0.0.1:{n.controller_port}" for n in layout.nodes)
     rf, isr = str(layout.replication), str(layout.min_insync)
-    return {
+    props = {
         "process.roles": "broker,controller",
         "node.id": str(node.node_id),
         "controller.quorum.voters": voters,
@@ -140,6 +190,11 @@ def server_properties(layout: Layout, node: NodeSpec, data_dir: Path) -> dict[st
         "log.cleaner.threads": "1",
         "log.cleaner.dedupe.buffer.size": str(16 * 1024 * 1024),
     }
+    if layout.secure:
+        if admin_password is None:
+            raise DevStackError("a secure layout needs the admin password")
+        props.update(_secure_properties(layout, node, admin_password))
+    return props
 
 
 # --------------------------------------------------------------------------- paths
@@ -166,7 +221,78 @@ def stack_file(settings: Settings) -> Path:
 def _cluster_dir(settings: Settings, layout: Layout) -> Path:
     # One data directory per cluster shape: a 1-node and a 3-node cluster have
     # different quorums, so they can never share formatted storage.
-    return stack_dir(settings) / f"cluster-{layout.brokers}-{layout.base_port}"
+    suffix = "-secure" if layout.secure else ""
+    return stack_dir(settings) / f"cluster-{layout.brokers}-{layout.base_port}{suffix}"
+
+
+# --------------------------------------------------------------------------- secrets
+
+
+def secrets_dir(settings: Settings, layout: Layout) -> Path:
+    """Where a secure stack's passwords live: `OUTCOMES_DEV_SECRETS_DIR`, else beside its
+    data (`<cluster dir>/secrets`). One file per identity, `<user>.password`, mode 0600."""
+    override = os.environ.get("OUTCOMES_DEV_SECRETS_DIR")
+    return Path(override).expanduser() if override else _cluster_dir(settings, layout) / "secrets"
+
+
+def password_file(settings: Settings, layout: Layout, user: str) -> Path:
+    return secrets_dir(settings, layout) / f"{user}.password"
+
+
+def ensure_secrets(settings: Settings, layout: Layout) -> dict[str, str]:
+    """The password of the admin and of every pipeline identity, generated once.
+
+    A password comes from its file when it exists (an operator may put one there), else
+    from `OUTCOMES_DEV_<USER>_PASSWORD`, else is generated; either way it is written to
+    its file (0600 in a 0700 directory) and never to argv or a log.
+    """
+    directory = secrets_dir(settings, layout)
+    directory.mkdir(parents=True, exist_ok=True)
+    directory.chmod(0o700)
+    passwords: dict[str, str] = {}
+    for user in (ADMIN_USER, *IDENTITIES):
+        path = directory / f"{user}.password"
+        if path.exists():
+            password = path.read_text().strip()
+        else:
+            password = os.environ.get(f"OUTCOMES_DEV_{user.upper()}_PASSWORD") or (
+                secrets.token_urlsafe(24)
+            )
+            fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+            with os.fdopen(fd, "w") as handle:
+                handle.write(password + "\n")
+        if _SAFE_SECRET.fullmatch(password) is None:
+            raise DevStackError(
+                f"the password in {path} must be 16-200 characters of A-Z a-z 0-9 _ . ~ + / = -"
+            )
+        passwords[user] = password
+    return passwords
+
+
+def client_settings(settings: Settings, layout: Layout, user: str) -> Settings:
+    """Settings with which `user` reaches the secure stack (its password read from its file)."""
+    if not layout.secure:
+        return Settings.load({}, state_dir=str(settings.state_dir), bootstrap=layout.bootstrap)
+    return Settings.load(
+        {},
+        state_dir=str(settings.state_dir),
+        bootstrap=layout.bootstrap,
+        security_protocol="SASL_PLAINTEXT",
+        sasl_mechanism="PLAIN" if user == ADMIN_USER else SCRAM_MECHANISM,
+        sasl_username=user,
+        sasl_password_file=str(password_file(settings, layout, user)),
+    )
+
+
+def client_env(settings: Settings, layout: Layout, user: str) -> dict[str, str]:
+    """The environment variables that give a process `user`'s identity (no secret in them)."""
+    return {
+        "OUTCOMES_BOOTSTRAP": layout.bootstrap,
+        "OUTCOMES_KAFKA_SECURITY_PROTOCOL": "SASL_PLAINTEXT",
+        "OUTCOMES_KAFKA_SASL_MECHANISM": "PLAIN" if user == ADMIN_USER else SCRAM_MECHANISM,
+        "OUTCOMES_KAFKA_SASL_USERNAME": user,
+        "OUTCOMES_KAFKA_SASL_PASSWORD_FILE": str(password_file(settings, layout, user)),
+    }
 
 
 # --------------------------------------------------------------------------- tools
@@ -296,6 +422,7 @@ class Stack:
     bootstrap: str
     started_at: float
     nodes: tuple[RunningNode, ...]
+    secure: bool = False
 
     def to_json(self) -> str:
         return json.dumps(asdict(self), indent=2)
@@ -459,13 +586,19 @@ def up(
         if existing is not None:
             alive = [n for n in existing.nodes if is_alive(n)]
             if len(alive) == len(existing.nodes):
-                if (existing.brokers, existing.base_port) != (layout.brokers, layout.base_port):
+                if (existing.brokers, existing.base_port, existing.secure) != (
+                    layout.brokers,
+                    layout.base_port,
+                    layout.secure,
+                ):
+                    kind = "secure " if existing.secure else ""
                     raise DevStackError(
-                        f"a {existing.brokers}-broker dev stack already runs at "
+                        f"a {existing.brokers}-broker {kind}dev stack already runs at "
                         f"{existing.bootstrap}; run `outcomes dev down` before asking for "
                         f"{layout.brokers} broker(s) at port {layout.base_port}"
+                        + (" with --secure" if layout.secure else "")
                     )
-                _wait_ready(existing, ready_timeout)
+                _wait_ready(existing, ready_timeout, _admin_conf(settings, existing))
                 return UpResult(existing, False, time.monotonic() - t0, False)
             if alive:
                 echo(
@@ -486,10 +619,14 @@ def up(
                         f"other ports with `outcomes dev up --port N`, or point "
                         f"OUTCOMES_BOOTSTRAP at a broker you already run"
                     )
-        stack = _start(settings, layout, java, libs, heap, version)
+        passwords = ensure_secrets(settings, layout) if layout.secure else {}
+        stack = _start(settings, layout, java, libs, heap, version, passwords.get(ADMIN_USER))
         stack_file(settings).write_text(stack.to_json())
         try:
-            _wait_ready(stack, ready_timeout)
+            conf = _admin_conf(settings, stack)
+            _wait_ready(stack, ready_timeout, conf)
+            if layout.secure:
+                _secure_identities(conf, passwords, echo)
         except DevStackError:
             _stop(stack, echo)
             stack_file(settings).unlink()
@@ -497,8 +634,46 @@ def up(
         return UpResult(stack, True, time.monotonic() - t0, downloaded)
 
 
+def _layout(stack: Stack) -> Layout:
+    return Layout(stack.brokers, stack.base_port, stack.secure)
+
+
+def _admin_conf(settings: Settings, stack: Stack) -> dict[str, str] | None:
+    """Client properties of the stack's admin, or None for a plain stack."""
+    if not stack.secure:
+        return None
+    return client_settings(settings, _layout(stack), ADMIN_USER).kafka_config()
+
+
+def admin_config(settings: Settings) -> dict[str, str] | None:
+    """The admin's client properties for the running stack (None: plain or not running)."""
+    stack = read_stack(settings)
+    return None if stack is None else _admin_conf(settings, stack)
+
+
+def _secure_identities(conf: dict[str, str] | None, passwords: dict[str, str], echo: Echo) -> None:
+    """Create (or refresh) the SCRAM users and the ACL table with the admin's AdminClient."""
+    from confluent_kafka import KafkaException  # lazy: librdkafka only for a secure stack
+    from confluent_kafka.admin import AdminClient  # lazy: as above
+
+    admin = AdminClient({**(conf or {}), "log_level": 0})
+    users = {user: passwords[user] for user in IDENTITIES}
+    try:
+        apply_scram_users(admin, users, SCRAM_MECHANISM)
+        count = apply_acls(admin, acl_table())
+    except KafkaException as exc:
+        raise DevStackError(f"creating SCRAM users and ACLs failed: {exc}") from None
+    echo(f"secure profile: {len(users)} SCRAM users ({', '.join(users)}), {count} ACLs")
+
+
 def _start(
-    settings: Settings, layout: Layout, java: Path, libs: Path, heap: str, version: str
+    settings: Settings,
+    layout: Layout,
+    java: Path,
+    libs: Path,
+    heap: str,
+    version: str,
+    admin_password: str | None = None,
 ) -> Stack:
     cluster = _cluster_dir(settings, layout)
     cluster.mkdir(parents=True, exist_ok=True)
@@ -516,8 +691,12 @@ def _start(
         data.mkdir(parents=True, exist_ok=True)
         logs.mkdir(parents=True, exist_ok=True)
         config = node_dir / "server.properties"
-        props = server_properties(layout, node, data)
-        config.write_text("".join(f"{k}={v}\n" for k, v in props.items()))
+        props = server_properties(layout, node, data, admin_password)
+        # 0600 from the start: a secure stack's file holds the admin password.
+        fd = os.open(config, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "w") as handle:
+            handle.write("".join(f"{k}={v}\n" for k, v in props.items()))
+        config.chmod(0o600)
         jvm = [
             str(java),
             f"-Xms{min_heap(heap)}",
@@ -569,6 +748,7 @@ def _start(
         bootstrap=layout.bootstrap,
         started_at=time.time(),
         nodes=tuple(started),
+        secure=layout.secure,
     )
 
 
@@ -581,7 +761,7 @@ def min_heap(heap: str) -> str:
     return f"{max(64, mib // 4)}m"
 
 
-def _wait_ready(stack: Stack, timeout: float) -> None:
+def _wait_ready(stack: Stack, timeout: float, conf: dict[str, str] | None = None) -> None:
     deadline = time.monotonic() + timeout
     while True:
         for node in stack.nodes:
@@ -591,7 +771,7 @@ def _wait_ready(stack: Stack, timeout: float) -> None:
                     f"{_log_tail(Path(node.log_dir))} (logs: {node.log_dir})"
                 )
         # Answering is not enough: every partition's end offset must be readable.
-        health = cluster_health(stack.bootstrap, timeout=2.0)
+        health = cluster_health(stack.bootstrap, timeout=2.0, conf=conf)
         if health == (len(stack.nodes), 0):
             return
         if time.monotonic() > deadline:

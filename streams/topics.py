@@ -423,13 +423,18 @@ def aiokafka_options(settings: Settings) -> dict[str, Any]:
     return options
 
 
-def cluster_brokers(bootstrap: str, timeout: float = 3.0) -> int | None:
-    """How many brokers answer a metadata request at `bootstrap`, or None when none does."""
-    health = cluster_health(bootstrap, timeout)
+def cluster_brokers(
+    bootstrap: str, timeout: float = 3.0, conf: Mapping[str, str] | None = None
+) -> int | None:
+    """How many brokers answer a metadata request at `bootstrap`, or None when none does.
+    `conf` adds client properties (SASL credentials of a secure stack)."""
+    health = cluster_health(bootstrap, timeout, conf)
     return health[0] if health is not None else None
 
 
-def cluster_health(bootstrap: str, timeout: float = 3.0) -> tuple[int, int] | None:
+def cluster_health(
+    bootstrap: str, timeout: float = 3.0, conf: Mapping[str, str] | None = None
+) -> tuple[int, int] | None:
     """(brokers answering, partitions whose end offset cannot be read yet) at
     `bootstrap`, or None when no broker answers a metadata request.
 
@@ -443,7 +448,9 @@ def cluster_health(bootstrap: str, timeout: float = 3.0) -> tuple[int, int] | No
     # log_level 0: while a broker starts, refused connections are expected and the
     # return value already says whether anything answered; librdkafka's per-attempt
     # error lines would only bury the CLI's own message.
-    admin = AdminClient({"bootstrap.servers": bootstrap, "socket.timeout.ms": 2000, "log_level": 0})
+    admin = AdminClient(
+        {**(conf or {}), "bootstrap.servers": bootstrap, "socket.timeout.ms": 2000, "log_level": 0}
+    )
     try:
         metadata = admin.list_topics(timeout=timeout)
     except KafkaException:
