@@ -18,8 +18,10 @@ from devtools.devstack import (
     Layout,
     admin_config,
     client_env,
+    create_identities,
     down,
     is_alive,
+    read_passwords,
     read_stack,
     rss_bytes,
     stack_dir,
@@ -152,3 +154,21 @@ def down_command(purge: bool, state_dir: Path | None) -> None:
         click.echo("dev Kafka was not running; nothing to stop")
     if purge:
         click.echo(f"deleted broker data under {stack_dir(settings)}")
+
+
+@dev.command("identities")
+@click.option(
+    "--secrets-dir",
+    type=click.Path(file_okay=False, exists=True, path_type=Path),
+    required=True,
+    help="Directory with producer.password, worker.password, sink.password, reader.password.",
+)
+@options.bootstrap
+def identities_command(secrets_dir: Path, bootstrap: str | None) -> None:
+    """Create the SCRAM users and ACLs of the secure profile on any broker.
+
+    Run it as a super user (OUTCOMES_KAFKA_SASL_* name the admin). `dev up --secure`
+    does the same for the dev stack; docker/compose.yaml's `identities` service runs it.
+    """
+    settings = Settings.load(bootstrap=bootstrap)
+    create_identities(settings.kafka_config(), read_passwords(secrets_dir), click.echo)

@@ -626,7 +626,7 @@ def up(
             conf = _admin_conf(settings, stack)
             _wait_ready(stack, ready_timeout, conf)
             if layout.secure:
-                _secure_identities(conf, passwords, echo)
+                create_identities(conf, passwords, echo)
         except DevStackError:
             _stop(stack, echo)
             stack_file(settings).unlink()
@@ -651,7 +651,27 @@ def admin_config(settings: Settings) -> dict[str, str] | None:
     return None if stack is None else _admin_conf(settings, stack)
 
 
-def _secure_identities(conf: dict[str, str] | None, passwords: dict[str, str], echo: Echo) -> None:
+def read_passwords(directory: Path) -> dict[str, str]:
+    """`<directory>/<user>.password` of every pipeline identity (a missing one is an error)."""
+    passwords = {}
+    for user in IDENTITIES:
+        path = directory / f"{user}.password"
+        try:
+            passwords[user] = path.read_text().strip()
+        except OSError as exc:
+            raise DevStackError(
+                f"cannot read the password of {user}: {path} ({exc.strerror})"
+            ) from None
+        if _SAFE_SECRET.fullmatch(passwords[user]) is None:
+            raise DevStackError(
+                f"the password in {path} must be 16-200 characters of A-Z a-z 0-9 _ . ~ + / = -"
+            )
+    return passwords
+
+
+def create_identities(
+    conf: dict[str, str] | None, passwords: dict[str, str], echo: Echo = print
+) -> None:
     """Create (or refresh) the SCRAM users and the ACL table with the admin's AdminClient."""
     from confluent_kafka import KafkaException  # lazy: librdkafka only for a secure stack
     from confluent_kafka.admin import AdminClient  # lazy: as above

@@ -321,3 +321,79 @@ def test_no_secret_in_argv_logs_or_cli_output(secure_stack: SecureStack) -> None
     env = client_env(secure_stack.settings, secure_stack.layout, WORKER)
     assert all(p not in v for v in env.values() for p in passwords)
     assert os.environ.get("OUTCOMES_KAFKA_SASL_PASSWORD") not in passwords
+
+
+@pytest.mark.kafka
+def test_dev_identities_sets_passwords_from_files(
+    secure_stack: SecureStack, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`outcomes dev identities` (what compose's `identities` service runs) on any broker."""
+    secrets_dir = tmp_path / "secrets"
+    secrets_dir.mkdir()
+    for user in IDENTITIES:
+        (secrets_dir / f"{user}.password").write_text(f"{user}-rotated-{uuid.uuid4().hex}\n")
+    for name, value in client_env(secure_stack.settings, secure_stack.layout, ADMIN_USER).items():
+        monkeypatch.setenv(name, value)
+    result = CliRunner().invoke(dev, ["identities", "--secrets-dir", str(secrets_dir)])
+    assert result.exit_code == 0, result.output
+    assert "4 SCRAM users" in result.output
+    try:
+        rotated = {
+            **secure_stack.conf(PRODUCER),
+            "sasl.password": (secrets_dir / "producer.password").read_text().strip(),
+        }
+        assert _produce(rotated, GOALS) is None
+    finally:  # the module's other tests use the passwords in the stack's files
+        again = CliRunner().invoke(
+            dev,
+            [
+                "identities",
+                "--secrets-dir",
+                str(password_file(secure_stack.settings, secure_stack.layout, ADMIN_USER).parent),
+            ],
+        )
+        assert again.exit_code == 0, again.output
+
+
+def test_compose_secure_profile(require_service: Callable[[bool, str], None]) -> None:
+    """docker/compose.yaml's `secure` profile, as Compose's own loader resolves it."""
+    import json
+    import subprocess
+
+    from tests.test_docker_files import COMPOSE_FILE, _compose_command
+
+    command = _compose_command()
+    require_service(command is not None, "no Docker Compose v2 found (.ci/run installs one)")
+    assert command is not None
+    result = subprocess.run(
+        [*command, "-f", str(COMPOSE_FILE), "--profile", "secure", "config", "--format", "json"],
+        capture_output=True,
+        text=True,
+        check=False,
+        env={**os.environ, "COMPOSE_PROJECT_NAME": "outcomes-test"},
+    )
+    assert result.returncode == 0, result.stderr
+    services = json.loads(result.stdout)["services"]
+    kafka = services["kafka-secure"]["environment"]
+    assert kafka["KAFKA_AUTHORIZER_CLASS_NAME"] == (
+        "org.apache.kafka.metadata.authorizer.StandardAuthorizer"
+    )
+    assert kafka["KAFKA_ALLOW_EVERYONE_IF_NO_ACL_FOUND"] == "false"
+    assert "PLAINTEXT:PLAINTEXT" not in kafka["KAFKA_LISTENER_SECURITY_PROTOCOL_MAP"]
+    ports = services["kafka-secure"]["ports"]
+    assert all(p["host_ip"] == "127.0.0.1" for p in ports)
+    assert services["identities"]["command"] == [
+        "dev",
+        "identities",
+        "--secrets-dir",
+        "/run/secrets",
+    ]
+    users = {"worker-secure": WORKER, "sink-secure": SINK}
+    for name, user in users.items():
+        env = services[name]["environment"]
+        assert env["OUTCOMES_KAFKA_SASL_USERNAME"] == user
+        assert env["OUTCOMES_KAFKA_SASL_MECHANISM"] == "SCRAM-SHA-512"
+        assert env["OUTCOMES_KAFKA_SASL_PASSWORD_FILE"].startswith("/run/secrets/")
+    for service in services.values():  # secrets come from files, never the environment
+        env = service.get("environment") or {}
+        assert not any(k.endswith("PASSWORD") and v for k, v in env.items()), service
