@@ -5,6 +5,7 @@ from __future__ import annotations
 import base64
 import csv
 import io
+import re
 import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -63,10 +64,58 @@ def _execute(dsn: str, sql: str, *, final: bool) -> QueryResult:
         try:
             result = conn.client.query(sql, settings=settings)
         except DriverError as exc:
-            raise QueryFailed(" ".join(str(exc).split())[:800]) from exc
+            raise QueryFailed(explain_error(sql, str(exc))) from exc
         return QueryResult(tuple(result.column_names), [tuple(r) for r in result.result_rows])
     finally:
         clickhouse.close(conn)
+
+
+# What the driver appends to the statement it sends (a SETTINGS clause on chDB, a
+# FORMAT clause everywhere): the user never typed it, so no message should quote it.
+_APPENDED = re.compile(r"\s*\b(?:SETTINGS (?:\w+ = '[^']*'(?:, )?)+|FORMAT Native\b)")
+_SYNTAX_POSITION = re.compile(r"Syntax error[^:]*: failed at position (\d+)")
+_EXPECTED = re.compile(r"Expected (?:one of: )?(.*?)\.?\s*(?:\(SYNTAX_ERROR\)|$)")
+_SHOWN_EXPECTED = 8
+
+
+def explain_error(statement: str, message: str) -> str:
+    """One line for a ClickHouse error about `statement`, in the user's own terms.
+
+    The statement sent is the user's text with the driver's suffix appended (`SETTINGS
+    …` on chDB, `FORMAT Native`), so ClickHouse's positions count from the start of the
+    user's text, in bytes, from 1. A syntax error is told as a position, line and
+    column of the user's statement with the text there; one that ClickHouse found past
+    the end of the user's text (in the suffix) means the statement stopped too early.
+    Other errors keep ClickHouse's text, without the appended clauses.
+    """
+    text = " ".join(message.split())
+    found = _SYNTAX_POSITION.search(text)
+    if found is None:
+        return _APPENDED.sub("", text)[:800]
+    raw = statement.encode()
+    offset = int(found.group(1)) - 1
+    if offset >= len(raw.rstrip()):
+        tail = " ".join(statement.split())
+        tail = tail if len(tail) <= 30 else "…" + tail[-30:]
+        return (
+            f"syntax error at the end of your statement (position {len(statement.rstrip())}, "
+            f"after '{tail}'): it stops before it is complete"
+        )
+    at = len(raw[:offset].decode(errors="ignore"))
+    line = statement.count("\n", 0, at) + 1
+    column = at - (statement.rfind("\n", 0, at) + 1) + 1
+    near = statement[at:].split("\n", 1)[0][:30].rstrip()
+    before = " ".join(statement[:at].split()[-2:])
+    where = f"position {at + 1}" + (f" (line {line}, column {column})" if "\n" in statement else "")
+    explained = f"syntax error at {where} of your statement, at '{near}'"
+    if before:
+        explained += f" (after '{before}')"
+    expected = _EXPECTED.search(text[found.end() :])
+    if expected:
+        items = [i.strip() for i in expected.group(1).split(",") if i.strip()]
+        shown = ", ".join(items[:_SHOWN_EXPECTED]) + (", …" if len(items) > _SHOWN_EXPECTED else "")
+        explained += f"; expected {shown}"
+    return explained
 
 
 def plain(value: Any) -> Any:

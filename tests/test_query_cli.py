@@ -110,3 +110,107 @@ def test_migrate_and_status_commands(tmp_path: Path) -> None:
         assert "account_revisions" in status.output and "claim_notifications" in status.output
     finally:
         clickhouse.close_all()
+
+
+# --------------------------------------------------------------------------- errors and input
+
+SYNTAX_ERRORS = [
+    # (statement, where the error is: 1-based character position, or "end"; what is there)
+    ("SELECT status, count() AS runs FORM current_accounts", 32, "FORM current_accounts"),
+    ("SELECT run_id\nFROM current_accounts\nWHER status = 'complete'", 42, "status = 'complete'"),
+    ("SELECT 'naïve' AS label FROM current_accounts x y", 49, "y"),
+    ("SELECT run_id FROM current_accounts WHERE", "end", "current_accounts WHERE"),
+    ("SELECT run_id FROM current_accounts WHERE -- to do\n", "end", "WHERE -- to do"),
+]
+
+
+@pytest.mark.parametrize(("sql", "where", "near"), SYNTAX_ERRORS)
+def test_syntax_errors_point_into_the_users_statement(
+    chdb_dsn: str, sql: str, where: int | str, near: str
+) -> None:
+    out = CliRunner().invoke(main, ["query", sql, "--clickhouse", chdb_dsn])
+    assert out.exit_code == 1
+    lines = out.output.strip().splitlines()
+    assert len(lines) == 1, out.output
+    line = lines[0]
+    assert line.startswith("outcomes query: error: syntax error at "), line
+    for added in ("SETTINGS", "FORMAT", "Native", "readonly"):
+        assert added not in line, line  # text the user never typed
+    if where == "end":
+        assert f"at the end of your statement (position {len(sql.rstrip())}, " in line, line
+        assert near in line and "stops before it is complete" in line
+    else:
+        assert isinstance(where, int)
+        assert sql[where - 1 :].startswith(near)
+        place = f"position {where}"
+        if "\n" in sql:
+            before = sql[: where - 1]
+            column = where - 1 - (before.rfind("\n") + 1) + 1
+            place += f" (line {before.count(chr(10)) + 1}, column {column})"
+        assert f"syntax error at {place} of your statement, at '{near}'" in line, line
+
+
+def test_a_server_style_syntax_error_past_the_statement_is_its_end() -> None:
+    """A server gets `<statement>\\n FORMAT Native` (settings travel in the request)."""
+    from sinks.query import explain_error
+
+    message = (
+        "Code: 62. DB::Exception: Syntax error: failed at position 13 (FORMAT) (line 2, "
+        "col 2): FORMAT Native. Expected one of: token, end of query. (SYNTAX_ERROR) "
+        "(version 25.3.1)"
+    )
+    assert explain_error("SELECT 1 +", message) == (
+        "syntax error at the end of your statement (position 10, after 'SELECT 1 +'): "
+        "it stops before it is complete"
+    )
+
+
+def test_other_errors_do_not_quote_the_appended_clauses(chdb_dsn: str) -> None:
+    out = CliRunner().invoke(
+        main, ["query", "SELECT nope FROM current_accounts", "--clickhouse", chdb_dsn]
+    )
+    assert out.exit_code == 1
+    assert "UNKNOWN_IDENTIFIER" in out.output and "nope" in out.output
+    assert "SETTINGS" not in out.output and "FORMAT" not in out.output
+    assert len(out.output.strip().splitlines()) == 1
+
+
+NAMED = "-- name: runs\nSELECT count() AS n FROM current_accounts\n"
+
+
+def _count(output: str) -> int:
+    return int(orjson.loads(output)[0]["n"])
+
+
+def test_statement_from_a_file_or_standard_input(chdb_dsn: str, tmp_path: Path) -> None:
+    path = tmp_path / "query.sql"
+    path.write_text(NAMED)
+    base = ["query", "--clickhouse", chdb_dsn, "--format", "json"]
+    by_file = CliRunner().invoke(main, [*base, "--file", str(path)])
+    by_short = CliRunner().invoke(main, [*base, "-f", str(path)])
+    by_stdin = CliRunner().invoke(main, [*base, "--file", "-"], input=NAMED)
+    for out in (by_file, by_short, by_stdin):
+        assert out.exit_code == 0, out.output
+        assert _count(out.output) == len(_current_status())
+
+
+def test_a_statement_starting_with_a_comment_is_not_an_option(chdb_dsn: str) -> None:
+    """`outcomes query "$(cat query.sql)"` with a `-- name:` first line, with or without
+    a `--` before it, and with options before or after it."""
+    for args in (
+        [NAMED, "--clickhouse", chdb_dsn, "--format", "json"],
+        ["--clickhouse", chdb_dsn, "--format", "json", NAMED],
+        ["--clickhouse", chdb_dsn, "--format", "json", "--", NAMED],
+    ):
+        out = CliRunner().invoke(main, ["query", *args])
+        assert out.exit_code == 0, (args, out.output)
+        assert _count(out.output) == len(_current_status())
+
+
+def test_statement_missing_or_given_twice_is_a_usage_error(chdb_dsn: str, tmp_path: Path) -> None:
+    path = tmp_path / "query.sql"
+    path.write_text(NAMED)
+    neither = CliRunner().invoke(main, ["query", "--clickhouse", chdb_dsn])
+    both = CliRunner().invoke(main, ["query", "SELECT 1", "-f", str(path)])
+    assert neither.exit_code == 2 and "--file" in neither.output
+    assert both.exit_code == 2 and "not both" in both.output
