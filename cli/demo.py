@@ -7,7 +7,8 @@ from pathlib import Path
 import click
 
 from cli import options
-from devtools.demo import render_summary, run_demo
+from common.settings import Settings
+from devtools.demo import dev_stack_note, render_summary, run_demo
 
 
 @click.command()
@@ -59,6 +60,8 @@ def demo(
     tables, publishes seeded runs from simulated agent workers plus malformed input,
     runs `outcomes worker` and `outcomes sink` until idle, then prints the status mix,
     supersessions, contradictions, provenance findings, dead letters and one account.
+    The dev Kafka stack keeps running afterwards (the last line says so); `outcomes dev
+    down` stops it.
     """
     from rich.console import Console
 
@@ -78,3 +81,7 @@ def demo(
     render_summary(console, result)
     steps = ", ".join(f"{k} {v:.1f} s" for k, v in result.timings.items())
     console.print(f"[dim]{steps}[/dim]")
+    settings = Settings.load(bootstrap=bootstrap, clickhouse=clickhouse, state_dir=state_dir)
+    note = dev_stack_note(settings, state_dir)
+    if note is not None:
+        console.print(note)

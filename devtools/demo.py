@@ -485,6 +485,22 @@ def render_summary(console: Any, result: DemoResult) -> None:
     )
 
 
+def dev_stack_note(settings: Settings, state_dir: Path | None = None) -> str | None:
+    """The demo's last line when the dev Kafka stack (`outcomes dev up`, or the demo
+    itself) is running: it keeps running after the demo, so say so and how to stop it
+    (with `--state-dir` when the demo was given one). None when no dev stack of this
+    state dir runs (e.g. the demo used another broker)."""
+    stack = devstack.read_stack(settings)
+    if stack is None or not any(devstack.is_alive(node) for node in stack.nodes):
+        return None
+    down = "outcomes dev down" + (f" --state-dir {state_dir}" if state_dir is not None else "")
+    return (
+        f"The dev Kafka stack is still running at {stack.bootstrap} (it keeps the demo's "
+        f"topics for the next run); stop it with `{down}` (add --purge to also delete "
+        "its data)."
+    )
+
+
 # --------------------------------------------------------------------------- the demo
 
 
