@@ -397,3 +397,45 @@ def test_compose_secure_profile(require_service: Callable[[bool, str], None]) ->
     for service in services.values():  # secrets come from files, never the environment
         env = service.get("environment") or {}
         assert not any(k.endswith("PASSWORD") and v for k, v in env.items()), service
+
+
+@pytest.mark.kafka
+@pytest.mark.clickhouse
+def test_pipeline_end_to_end_under_the_secure_profile(
+    secure_stack: SecureStack, tmp_path: Path
+) -> None:
+    """produce (as producer) -> worker (as worker) -> sink (as sink) -> chDB."""
+    import subprocess
+    import sys
+
+    outcomes = str(Path(sys.executable).with_name("outcomes"))
+    sample = Path(__file__).resolve().parent.parent / "samples" / "five_file_run.jsonl"
+    chdb = f"chdb://{tmp_path / 'chdb'}"
+    settings, layout = secure_stack.settings, secure_stack.layout
+
+    def run(user: str, *args: str) -> str:
+        env = {
+            **os.environ,
+            **client_env(settings, layout, user),
+            "OUTCOMES_STATE_DIR": str(tmp_path / user),
+            "OUTCOMES_CLICKHOUSE": chdb,
+        }
+        env.pop("OUTCOMES_KAFKA_SASL_PASSWORD", None)
+        result = subprocess.run(
+            [outcomes, *args], env=env, capture_output=True, text=True, timeout=180, check=False
+        )
+        assert result.returncode == 0, f"{user} {args}: {result.stdout}{result.stderr}"
+        return result.stdout + result.stderr
+
+    assert "0 not delivered" in run(PRODUCER, "produce", str(sample))
+    assert "folded" in run(WORKER, "worker", "--until-idle", "5", "--no-web")
+    assert "offsets committed" in run(SINK, "sink", "--until-idle", "5", "--no-query-endpoint")
+    out = run(
+        ADMIN_USER,
+        "query",
+        "--format",
+        "csv",
+        "SELECT count() AS n FROM account_revisions WHERE run_id = 'run-five-files'",
+    )
+    assert "n\n" in out
+    assert int(out.split("n\n", 1)[1].split()[0]) >= 1, out
