@@ -138,7 +138,9 @@ def query(
         raise click.UsageError("give the statement either as an argument or with --file, not both")
     text = sql if sql is not None else sql_file.read() if sql_file is not None else ""
     dsn = _dsn(clickhouse)
-    ch.require_database(dsn)  # a mistyped path is refused, not created empty
+    # A mistyped path is refused, not created empty; a chDB directory a running sink
+    # holds is read through that sink's live query endpoint (docs/clickhouse.md).
+    ch.require_database(dsn, live=True)
     result = run_query(dsn, text, final=not no_final)
     render(result, fmt, sys.stdout)
 
@@ -215,6 +217,16 @@ def purge(
     show_default=True,
     help="Flush once the oldest buffered record is this old.",
 )
+@click.option(
+    "--query-port",
+    type=click.IntRange(0, 65535),
+    default=0,
+    show_default=True,
+    help="On chDB: serve read-only queries on 127.0.0.1 at this port (0: any free port).",
+)
+@click.option(
+    "--no-query-endpoint", is_flag=True, help="On chDB: serve no read-only query endpoint."
+)
 def sink(
     bootstrap: str | None,
     clickhouse: str | None,
@@ -223,12 +235,16 @@ def sink(
     topics: tuple[str, ...],
     batch_rows: int,
     batch_seconds: float,
+    query_port: int,
+    no_query_endpoint: bool,
 ) -> None:
     """Consume the five output topics into ClickHouse, exactly once.
 
     Offsets are committed only after ClickHouse acknowledged the rows; undecodable
     records land in dead_letters. SIGTERM/SIGINT finish the current batch and exit.
     Exits with one error line (code 1) if no Kafka broker answers within 5 s at start.
+    On chDB it serves read-only queries on 127.0.0.1 while it runs, which `outcomes
+    query` uses (user analyst; the address and token are in <chdb dir>.live.json).
     """
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(message)s")
     settings = Settings.load(bootstrap=bootstrap, clickhouse=clickhouse)
@@ -238,6 +254,7 @@ def sink(
         batch_records=batch_rows,
         batch_seconds=batch_seconds,
         until_idle=until_idle,
+        query_port=None if no_query_endpoint else query_port,
     )
     stats = run_sink(settings, config)
     click.echo(stats.summary(), err=True)

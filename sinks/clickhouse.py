@@ -91,9 +91,12 @@ def _check_identifier(name: str, dsn: str) -> None:
 class Connection:
     """A clickhouse-connect client bound to the outcomes database of one target."""
 
-    def __init__(self, target: Target, client: Client) -> None:
+    def __init__(self, target: Target, client: Client, live: bool = False) -> None:
         self.target = target
         self.client = client
+        # True when a sink holds the chDB directory and this connection reaches its
+        # read-only query endpoint instead (sinks/live.py).
+        self.live = live
 
     @property
     def database(self) -> str:
@@ -171,8 +174,13 @@ _lock = threading.Lock()
 _clients: dict[tuple[str, str], Connection] = {}
 
 
-def connect(dsn: str) -> Connection:
-    """The process's cached connection for a DSN (one chDB engine per process)."""
+def connect(dsn: str, *, live: bool = False) -> Connection:
+    """The process's cached connection for a DSN (one chDB engine per process).
+
+    With `live`, a chDB directory held by a running `outcomes sink` is reached through
+    that sink's read-only query endpoint (sinks/live.py) instead of raising
+    `EngineLocked`: for read-only callers such as `outcomes query`.
+    """
     target = parse_dsn(dsn)
     key = (target.path or target.server_dsn or "", target.database)
     with _lock:
@@ -180,19 +188,19 @@ def connect(dsn: str) -> Connection:
         if cached is not None:
             return cached
         _check_one_engine(target)
-        conn = Connection(target, _open(target))
+        conn = _open_connection(target, live)
         _clients[key] = conn
         return conn
 
 
-def require_database(dsn: str) -> Connection:
+def require_database(dsn: str, *, live: bool = False) -> Connection:
     """The process's connection for a DSN whose outcomes database already exists.
 
     For commands that only read or remove what is there (`outcomes query`, `purge`): a
     mistyped chDB path must not silently become a new, empty database that answers 0.
     A chDB path is checked on disk before any engine opens it (opening one creates its
     files); a server is asked. Raises `SchemaNotMigrated` naming the command that
-    creates the database.
+    creates the database. `live`: as for `connect` (read-only callers only).
     """
     target = parse_dsn(dsn)
     create = f"create one with `outcomes clickhouse migrate --clickhouse {target.display}`"
@@ -200,7 +208,7 @@ def require_database(dsn: str) -> Connection:
         assert target.path is not None
         if not (Path(target.path) / "metadata" / f"{target.database}.sql").is_file():
             raise SchemaNotMigrated(f"no outcomes database at {target.path} (chDB); {create}")
-    conn = connect(dsn)
+    conn = connect(dsn, live=live)
     if not conn.database_exists():
         raise SchemaNotMigrated(f"no database {target.database} at {target.display}; {create}")
     return conn
@@ -221,11 +229,15 @@ def open_private(dsn: str) -> Connection:
     """A new, uncached connection (own session), e.g. for read-only analyst queries.
 
     On chDB it shares the process's engine; the caller must close it with `close()`.
+    If the process reaches this chDB directory through a sink's query endpoint
+    (`connect(dsn, live=True)`), so does the new connection.
     """
     target = parse_dsn(dsn)
+    key = (target.path or target.server_dsn or "", target.database)
     with _lock:
+        cached = _clients.get(key)
         _check_one_engine(target)
-        return Connection(target, _open(target))
+        return _open_connection(target, cached is not None and cached.live)
 
 
 def close(conn: Connection) -> None:
@@ -239,6 +251,61 @@ def close_all() -> None:
         for conn in _clients.values():
             conn.client.close()
         _clients.clear()
+
+
+def _open_connection(target: Target, live: bool) -> Connection:
+    """A new connection; on a chDB directory another process holds, `EngineLocked`, or
+    with `live` a client of the holding sink's query endpoint.
+
+    The lock is probed before chDB is asked to open the directory: chDB would print
+    its own `Code: 76. DB::Exception: Cannot lock file …` line to stderr first.
+    """
+    if target.embedded:
+        assert target.path is not None
+        holder = _foreign_lock_holder(Path(target.path))
+        if holder is not None:
+            if live:
+                client = _live_client(target)
+                if client is not None:
+                    return Connection(target, client, live=True)
+            raise EngineLocked(
+                f"chDB directory {target.path} is in use by another process "
+                f"({holder}); stop it or use another path"
+                + ("" if not live else "; it serves no live query endpoint (not a sink?)")
+            )
+    return Connection(target, _open(target))
+
+
+def _live_client(target: Target) -> Client | None:
+    """A clickhouse-connect client of the endpoint of the sink holding `target`'s path."""
+    from sinks import live  # lazy: only a locked chDB directory needs the endpoint
+
+    assert target.path is not None
+    endpoint = live.read_endpoint(target.path)
+    if endpoint is None:
+        return None
+    try:
+        return clickhouse_connect.get_client(
+            host=endpoint.host,
+            port=endpoint.port,
+            username=endpoint.user,
+            password=endpoint.password,
+            database=target.database,
+            compress=False,
+        )
+    except DriverError as exc:
+        raise ClickHouseUnavailable(
+            f"chDB directory {target.path} is held by a sink (PID {endpoint.pid}) whose "
+            f"query endpoint {endpoint.url} refused: {_one_line(exc)}"
+        ) from exc
+
+
+def _foreign_lock_holder(path: Path) -> str | None:
+    """`_lock_holder`, unless the holder is this process (its own engine is open)."""
+    holder = _lock_holder(path)
+    if holder is None or f"PID: {os.getpid()}" in holder.split(", "):
+        return None
+    return holder
 
 
 def _open(target: Target) -> Client:

@@ -14,7 +14,7 @@ from __future__ import annotations
 import logging
 import signal
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from types import FrameType
@@ -29,8 +29,9 @@ from common.runtime import consume_ready
 from common.settings import Settings
 from reducers.catalog import OUTPUT_KINDS, OUTPUT_TOPICS
 from reducers.records import OutputRecord, dead_letter
-from sinks import defaults
+from sinks import clickhouse, defaults
 from sinks.exceptions import MalformedRecord, SinkError, UnknownRecordKind
+from sinks.live import LiveServer
 from sinks.rows import Row, rows_for, sink_dead_letter_rows
 from sinks.writer import ClickHouseWriter, WriteReport
 
@@ -68,6 +69,9 @@ class SinkConfig:
     until_idle: float | None = None
     poll_seconds: float = 0.2
     topics: tuple[str, ...] = tuple(OUTPUT_TOPICS.values())
+    # On chDB, `run_sink` serves read-only queries on 127.0.0.1 at this port (0: any
+    # free one; the address is written next to the chDB directory). None: no endpoint.
+    query_port: int | None = 0
 
 
 @dataclass
@@ -219,6 +223,12 @@ class Sink:
     def stop(self) -> None:
         """Ask the loop to finish the current batch, commit and exit."""
         self._stop = True
+
+    def run_on_writer(self, call: Callable[[], Any]) -> Future[Any]:
+        """Run `call` on the writer thread, after the write under way (if any) and before
+        the next: the live query endpoint's reads never overlap a write on chDB.
+        Raises RuntimeError once the sink has stopped."""
+        return self._pool.submit(call)
 
     def run(self) -> SinkStats:
         """Consume until stopped or idle for `until_idle` seconds; always flush on exit."""
@@ -394,6 +404,7 @@ def run_sink(settings: Settings, config: SinkConfig) -> SinkStats:
     """
     check_broker(settings)
     sink = Sink(settings, config)
+    endpoint = _start_endpoint(settings, config, sink)
 
     def _graceful(signum: int, frame: FrameType | None) -> None:
         log.info("signal %d: finishing the current batch", signum)
@@ -405,3 +416,18 @@ def run_sink(settings: Settings, config: SinkConfig) -> SinkStats:
     finally:
         for sig, handler in previous.items():
             signal.signal(sig, handler)
+        if endpoint is not None:
+            endpoint.stop()
+
+
+def _start_endpoint(settings: Settings, config: SinkConfig, sink: Sink) -> LiveServer | None:
+    """On chDB, the read-only query endpoint analysts reach while this sink holds the
+    directory (sinks/live.py); a server needs none."""
+    target = clickhouse.parse_dsn(settings.clickhouse_dsn)
+    if not target.embedded or config.query_port is None:
+        return None
+    assert target.path is not None
+    server = LiveServer(
+        target.path, target.database, submit=sink.run_on_writer, port=config.query_port
+    )
+    return server.start()

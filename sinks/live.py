@@ -1,0 +1,554 @@
+"""The sink's live query endpoint: read-only SQL on its chDB engine, over ClickHouse's HTTP.
+
+chDB locks its directory to one process, so while `outcomes sink` writes, no other
+process can open the database. The sink therefore serves analysts itself: a small HTTP
+server on 127.0.0.1 (never another address) that speaks the part of ClickHouse's HTTP
+interface clickhouse-connect and curl use, and runs each statement read-only on a chDB
+connection of its own, on the sink's writer thread between writes (docs/clickhouse.md,
+"Querying while the sink runs").
+
+What is served:
+
+- `GET /ping` (no credential): `Ok.`
+- `GET` or `POST /`: the statement in the `query` URL parameter, the body, or both (the
+  parameter first, as ClickHouse does), or a `multipart/form-data` field `query`;
+  `param_<name>` values for `{name:Type}` placeholders; `database` (only the outcomes
+  database); `default_format`, or a trailing `FORMAT <name>` (Native, RowBinary, TSV,
+  CSV, JSON families, Pretty...; default TabSeparated). The answer carries
+  `X-ClickHouse-Format`, `-Timezone`, `-Query-Id`, `-Summary`; errors carry
+  `X-ClickHouse-Exception-Code` and ClickHouse's `Code: N. DB::Exception: ...` text.
+- Credential: user `analyst` and the password, as `X-ClickHouse-User`/`X-ClickHouse-Key`,
+  HTTP basic auth or `user`/`password` URL parameters. The password is
+  `OUTCOMES_ANALYST_PASSWORD` if set, else a random token written with the address to
+  `<chdb dir>.live.json` (mode 0600), where `outcomes query` finds both.
+- Every statement passes `sinks.guard` (one plain SELECT of the outcomes data) and runs
+  with `readonly = 1`, `max_execution_time` and `max_result_bytes`; `final` is 1 unless
+  the request says `final=0`. Other settings are refused; transport parameters
+  clickhouse-connect sends (`query_id`, `session_id`, `wait_end_of_query`, ...) are
+  ignored. The one exception to the guard is clickhouse-connect's handshake
+  (`SELECT name, value, readonly FROM system.settings LIMIT 10000`), answered with the
+  settings the endpoint imposes, not the server's.
+"""
+
+from __future__ import annotations
+
+import base64
+import hmac
+import json
+import logging
+import os
+import re
+import secrets
+import threading
+import uuid
+from collections.abc import Callable, Mapping
+from concurrent.futures import Future
+from concurrent.futures import TimeoutError as FutureTimeout
+from dataclasses import dataclass
+from email.parser import BytesParser
+from email.policy import HTTP
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+from typing import Any
+from urllib.parse import parse_qs, urlsplit
+
+from sinks import guard
+from sinks.exceptions import QueryFailed, SinkError
+
+log = logging.getLogger(__name__)
+
+Submit = Callable[[Callable[[], Any]], "Future[Any]"]
+"""Runs a call on the thread that owns the engine's writes (the sink's writer thread)."""
+
+LOOPBACK = "127.0.0.1"
+ANALYST_USER = "analyst"
+PASSWORD_ENV = "OUTCOMES_ANALYST_PASSWORD"
+QUERY_SECONDS = 10
+"""A query's time limit: the longest a write waits behind one."""
+MAX_RESULT_BYTES = 128 * 1024 * 1024
+MAX_REQUEST_BYTES = 1024 * 1024
+
+# Output formats: whatever writes only to the response (no schema files, no templates).
+FORMATS = {
+    f.lower(): f
+    for f in (
+        "Native",
+        "RowBinary",
+        "RowBinaryWithNames",
+        "RowBinaryWithNamesAndTypes",
+        "TabSeparated",
+        "TabSeparatedRaw",
+        "TabSeparatedWithNames",
+        "TabSeparatedWithNamesAndTypes",
+        "TSV",
+        "TSVRaw",
+        "TSVWithNames",
+        "TSVWithNamesAndTypes",
+        "CSV",
+        "CSVWithNames",
+        "CSVWithNamesAndTypes",
+        "JSON",
+        "JSONCompact",
+        "JSONEachRow",
+        "JSONCompactEachRow",
+        "JSONStrings",
+        "JSONLines",
+        "NDJSON",
+        "Pretty",
+        "PrettyCompact",
+        "PrettyCompactMonoBlock",
+        "PrettyNoEscapes",
+        "PrettySpace",
+        "Vertical",
+        "Markdown",
+        "Values",
+        "Parquet",
+        "Arrow",
+        "ArrowStream",
+    )
+}
+
+# URL parameters clickhouse-connect (or curl users) send that change nothing here.
+_IGNORED_PARAMS = frozenset(
+    {
+        "query_id",
+        "session_id",
+        "session_timeout",
+        "session_check",
+        "wait_end_of_query",
+        "send_progress_in_http_headers",
+        "http_headers_progress_interval_ms",
+        "cancel_http_readonly_queries_on_client_close",
+        "client_protocol_version",
+        "compress",
+        "decompress",
+        "enable_http_compression",
+        "buffer_size",
+        "quota_key",
+        "user",
+        "password",
+    }
+)
+
+# clickhouse-connect's handshake reads system.settings, which the guard keeps from
+# analysts; the endpoint answers it with the settings it imposes instead.
+_HANDSHAKE = "select name, value, readonly from system.settings limit 10000"
+
+_CODE = re.compile(r"Code: (\d+)")
+READONLY_CODE = 164
+AUTH_CODE = 516
+UNKNOWN_DATABASE_CODE = 81
+
+
+class LiveEndpointError(SinkError):
+    """The live query endpoint could not start (address in use, not loopback) or answer.
+
+    Operators: the sink serves queries only on 127.0.0.1; read the message.
+    """
+
+
+@dataclass(frozen=True)
+class Endpoint:
+    """Where a running sink serves queries, and the credential it expects."""
+
+    host: str
+    port: int
+    user: str
+    password: str
+    pid: int
+    database: str
+
+    @property
+    def url(self) -> str:
+        return f"http://{self.host}:{self.port}"
+
+
+def endpoint_file(chdb_path: str) -> Path:
+    """The file next to a chDB directory that names its sink's endpoint."""
+    return Path(chdb_path.rstrip("/") + ".live.json")
+
+
+def read_endpoint(chdb_path: str) -> Endpoint | None:
+    """The endpoint of the sink holding `chdb_path`, or None if none is advertised.
+
+    The password is `OUTCOMES_ANALYST_PASSWORD` when set, else the file's token.
+    """
+    path = endpoint_file(chdb_path)
+    try:
+        info = json.loads(path.read_text())
+    except (OSError, ValueError):
+        return None
+    if not isinstance(info, dict):
+        return None
+    try:
+        pid = int(info["pid"])
+        os.kill(pid, 0)
+    except (KeyError, TypeError, ValueError, ProcessLookupError):
+        return None  # stale: its sink is gone
+    except PermissionError:
+        pass  # alive, another user's
+    password = os.environ.get(PASSWORD_ENV) or str(info.get("token") or "")
+    return Endpoint(
+        host=str(info.get("host", LOOPBACK)),
+        port=int(info.get("port", 0)),
+        user=str(info.get("user", ANALYST_USER)),
+        password=password,
+        pid=pid,
+        database=str(info.get("database", "")),
+    )
+
+
+class _Refusal(Exception):
+    def __init__(self, status: int, code: int, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+        self.code = code
+        self.message = message
+
+
+class LiveServer:
+    """The endpoint: start() binds 127.0.0.1, advertises itself; stop() undoes both."""
+
+    def __init__(
+        self,
+        chdb_path: str,
+        database: str,
+        *,
+        submit: Submit | None = None,
+        host: str = LOOPBACK,
+        port: int = 0,
+        password: str | None = None,
+        query_seconds: int = QUERY_SECONDS,
+    ) -> None:
+        if host != LOOPBACK:
+            raise LiveEndpointError(
+                f"the live query endpoint listens on {LOOPBACK} only, not {host!r}"
+            )
+        self.chdb_path = chdb_path
+        self.database = database
+        self.query_seconds = query_seconds
+        env_password = os.environ.get(PASSWORD_ENV)
+        self.password = password or env_password or secrets.token_urlsafe(32)
+        self._write_token = not (password or env_password)
+        self._submit = submit
+        self._port = port
+        self._one_query = threading.Lock()  # one query at a time: a write waits for one only
+        self._conn: Any = None
+        self._server: ThreadingHTTPServer | None = None
+        self._thread: threading.Thread | None = None
+        self.timezone = "UTC"
+        self.version = ""
+
+    @property
+    def address(self) -> tuple[str, int]:
+        assert self._server is not None
+        host, port = self._server.server_address[:2]
+        return str(host), int(port)
+
+    def start(self) -> LiveServer:
+        import chdb  # lazy: only a sink on chDB serves queries
+
+        # Another connection to the engine this process already hosts (chDB allows any
+        # number per path); its session is the endpoint's alone.
+        self._conn = chdb.connect(self.chdb_path)
+        self._conn.query(f"USE `{self.database}`", "TabSeparated")
+        row = self._conn.query("SELECT version(), timezone()", "TabSeparated").bytes()
+        self.version, self.timezone = row.decode().strip().split("\t")
+        try:
+            server = ThreadingHTTPServer((LOOPBACK, self._port), _handler(self))
+        except OSError as exc:
+            self._conn.close()
+            raise LiveEndpointError(
+                f"cannot listen on {LOOPBACK}:{self._port}: {exc.strerror or exc}"
+            ) from exc
+        server.daemon_threads = True
+        self._server = server
+        self._thread = threading.Thread(
+            target=server.serve_forever, name="live-query", kwargs={"poll_interval": 0.2}
+        )
+        self._thread.daemon = True
+        self._thread.start()
+        self._advertise()
+        host, port = self.address
+        log.info("serving read-only queries on http://%s:%d (user %s)", host, port, ANALYST_USER)
+        return self
+
+    def stop(self) -> None:
+        """Stop serving, remove the advertisement and close the endpoint's connection."""
+        server, self._server = self._server, None
+        if server is None:
+            return
+        path = endpoint_file(self.chdb_path)
+        try:
+            if json.loads(path.read_text()).get("pid") == os.getpid():
+                path.unlink()
+        except (OSError, ValueError):
+            pass
+        server.shutdown()
+        server.server_close()
+        if self._thread is not None:
+            self._thread.join(timeout=5)
+        with self._one_query:
+            self._conn.close()
+            self._conn = None
+
+    def __enter__(self) -> LiveServer:
+        return self.start()
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    def _advertise(self) -> None:
+        host, port = self.address
+        info: dict[str, Any] = {
+            "host": host,
+            "port": port,
+            "user": ANALYST_USER,
+            "pid": os.getpid(),
+            "database": self.database,
+        }
+        if self._write_token:
+            info["token"] = self.password
+        path = endpoint_file(self.chdb_path)
+        tmp = path.with_name(path.name + f".{os.getpid()}.tmp")
+        fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        with os.fdopen(fd, "w") as out:
+            json.dump(info, out)
+        os.chmod(tmp, 0o600)
+        os.replace(tmp, path)
+
+    # -- answering -----------------------------------------------------------------------
+
+    def authorized(self, user: str | None, password: str | None) -> bool:
+        return (
+            user is not None
+            and password is not None
+            and hmac.compare_digest(user.encode(), ANALYST_USER.encode())
+            and hmac.compare_digest(password.encode(), self.password.encode())
+        )
+
+    def statement(self, sql: str, params: Mapping[str, str]) -> tuple[str, str]:
+        """(SQL to run, output format) for a request's statement, or _Refusal."""
+        toks = guard.tokens(sql)
+        while toks and toks[-1] == guard.Token("symbol", ";"):
+            toks.pop()
+        fmt_name = params.get("default_format") or "TabSeparated"
+        end = len(sql)
+        if len(toks) >= 2 and toks[-2] == guard.Token("word", "format") and toks[-1].kind == "word":
+            fmt_name = sql[toks[-1].start : toks[-1].start + len(toks[-1].text)]
+            end = toks[-2].start
+        fmt = FORMATS.get(fmt_name.lower())
+        if fmt is None:
+            raise _Refusal(400, READONLY_CODE, f"refused: output format {fmt_name} is not served")
+        body = sql[:end]
+        if " ".join(body.split()).lower() == _HANDSHAKE:
+            names = "'readonly', 'final', 'max_execution_time', 'max_result_bytes'"
+            writable = "toUInt8(name != 'final')"
+            return (
+                f"SELECT name, value, {writable} AS readonly FROM system.settings "
+                f"WHERE name IN ({names})",
+                fmt,
+            )
+        try:
+            return guard.check(body), fmt
+        except QueryFailed as exc:
+            raise _Refusal(400, READONLY_CODE, str(exc)) from None
+
+    def settings(self, params: Mapping[str, str]) -> str:
+        """The SETTINGS clause every statement runs with; refuses other settings."""
+        final = "1"
+        for key, value in params.items():
+            if key in _IGNORED_PARAMS or key.startswith("param_") or key in ("query", "database"):
+                continue
+            if key == "default_format":
+                continue
+            if key == "final" and value in ("0", "1"):
+                final = value
+            elif key == "readonly" and value == "1":
+                continue
+            else:
+                raise _Refusal(
+                    400,
+                    READONLY_CODE,
+                    f"refused: setting {key} (the live endpoint runs one read-only SELECT "
+                    "with its own settings)",
+                )
+        database = params.get("database")
+        if database and database != self.database:
+            raise _Refusal(
+                404, UNKNOWN_DATABASE_CODE, f"refused: database {database} (only {self.database})"
+            )
+        # Quoted as clickhouse-connect's chDB backend quotes them, so error messages that
+        # quote the statement show the same appended clause on both paths.
+        return (
+            f"final = '{final}', readonly = '1', max_execution_time = '{self.query_seconds}', "
+            f"max_result_bytes = '{MAX_RESULT_BYTES}'"
+        )
+
+    def run(self, sql: str, fmt: str, binds: dict[str, str]) -> tuple[bytes, dict[str, str]]:
+        """Run on the writer thread (between writes) and return the bytes and a summary."""
+
+        def call() -> tuple[bytes, dict[str, str]]:
+            if self._conn is None:
+                raise _Refusal(503, 0, "the sink is stopping")
+            try:
+                result = self._conn.query(sql, fmt, params=binds)
+            except Exception as exc:  # chDB raises its own error type; any is the query's
+                text = " ".join(str(exc).split())
+                found = _CODE.search(text)
+                text = text[found.start() :] if found else text
+                raise _Refusal(500, int(found.group(1)) if found else 0, text) from None
+            return bytes(result.bytes() or b""), _summary(result)
+
+        with self._one_query:
+            if self._submit is None:
+                return call()
+            try:
+                future = self._submit(call)
+            except RuntimeError:  # the writer pool shut down: the sink is stopping
+                raise _Refusal(503, 0, "the sink is stopping") from None
+            try:
+                return future.result(timeout=self.query_seconds * 6 + 60)
+            except FutureTimeout:
+                raise _Refusal(504, 159, "timed out waiting for the sink's writer") from None
+
+
+def _summary(result: Any) -> dict[str, str]:
+    try:
+        return {
+            "read_rows": str(result.rows_read()),
+            "read_bytes": str(result.bytes_read()),
+            "elapsed_ns": str(int(result.elapsed() * 1e9)),
+        }
+    except Exception:
+        return {}
+
+
+def _handler(live: LiveServer) -> type[BaseHTTPRequestHandler]:
+    class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+        server_version = "outcomes-live"
+
+        def log_message(self, format: str, *args: Any) -> None:
+            log.debug("live query: " + format, *args)
+
+        def do_GET(self) -> None:
+            self._serve()
+
+        def do_POST(self) -> None:
+            self._serve()
+
+        def _serve(self) -> None:
+            url = urlsplit(self.path)
+            length = int(self.headers.get("Content-Length") or 0)
+            if length > MAX_REQUEST_BYTES:
+                self.close_connection = True
+                self._error(413, 0, f"request body over {MAX_REQUEST_BYTES} bytes")
+                return
+            body = self.rfile.read(length) if length else b""
+            if url.path.rstrip("/") == "/ping" or (url.path == "/" and not url.query and not body):
+                self._send(200, b"Ok.\n", {"Content-Type": "text/plain; charset=UTF-8"})
+                return
+            if url.path != "/":
+                self._error(404, 0, f"no handler for {url.path}")
+                return
+            params = {k: v[-1] for k, v in parse_qs(url.query, keep_blank_values=True).items()}
+            query_id = params.get("query_id") or str(uuid.uuid4())
+            try:
+                sql = self._query(params, body)
+                if not live.authorized(*self._credential(params)):
+                    raise _Refusal(
+                        403,
+                        AUTH_CODE,
+                        f"{ANALYST_USER}: Authentication failed: password is "
+                        "incorrect, or there is no user with such name",
+                    )
+                statement, fmt = live.statement(sql, params)
+                clause = live.settings(params)
+                binds = {k[6:]: v for k, v in params.items() if k.startswith("param_")}
+                data, summary = live.run(
+                    f"{statement}\nSETTINGS {clause}\nFORMAT {fmt}", fmt, binds
+                )
+            except _Refusal as exc:
+                self._error(exc.status, exc.code, exc.message, query_id)
+                return
+            except Exception as exc:  # one bad request must not take the endpoint down
+                log.exception("live query failed")
+                self._error(500, 0, f"internal error: {exc}", query_id)
+                return
+            self._send(
+                200,
+                data,
+                {
+                    "Content-Type": "application/octet-stream"
+                    if fmt in ("Native", "Parquet", "Arrow", "ArrowStream") or "RowBinary" in fmt
+                    else "text/plain; charset=UTF-8",
+                    "X-ClickHouse-Format": fmt,
+                    "X-ClickHouse-Timezone": live.timezone,
+                    "X-ClickHouse-Query-Id": query_id,
+                    "X-ClickHouse-Summary": json.dumps(summary),
+                },
+            )
+
+        def _query(self, params: dict[str, str], body: bytes) -> str:
+            ctype = self.headers.get("Content-Type", "")
+            if ctype.startswith("multipart/form-data"):
+                message = BytesParser(policy=HTTP).parsebytes(
+                    f"Content-Type: {ctype}\r\n\r\n".encode() + body
+                )
+                for part in message.iter_parts():
+                    name = part.get_param("name", header="content-disposition")
+                    if isinstance(name, str):
+                        value = part.get_payload(decode=True)
+                        if isinstance(value, bytes):
+                            params[name] = value.decode("utf-8", errors="replace")
+                body = b""
+            if self.headers.get("Content-Encoding", "identity") != "identity":
+                raise _Refusal(400, 0, "compressed request bodies are not served")
+            try:
+                text = body.decode()
+            except UnicodeDecodeError:
+                raise _Refusal(400, 0, "the query is not UTF-8") from None
+            query = params.get("query", "")
+            sql = f"{query}\n{text}" if query and text else query or text
+            if not sql.strip():
+                raise _Refusal(400, 0, "empty query")
+            return sql
+
+        def _credential(self, params: Mapping[str, str]) -> tuple[str | None, str | None]:
+            user = self.headers.get("X-ClickHouse-User")
+            key = self.headers.get("X-ClickHouse-Key")
+            auth = self.headers.get("Authorization", "")
+            if user is None and auth.lower().startswith("basic "):
+                try:
+                    user, _, key = base64.b64decode(auth[6:]).decode().partition(":")
+                except (ValueError, UnicodeDecodeError):
+                    return None, None
+            if user is None:
+                user, key = params.get("user"), params.get("password")
+            return user, key
+
+        def _error(self, status: int, code: int, message: str, query_id: str = "") -> None:
+            text = (
+                message
+                if message.startswith("Code: ")
+                else f"Code: {code}. DB::Exception: {message}"
+            )
+            headers = {
+                "Content-Type": "text/plain; charset=UTF-8",
+                "X-ClickHouse-Exception-Code": str(code),
+            }
+            if query_id:
+                headers["X-ClickHouse-Query-Id"] = query_id
+            self._send(status, (text + "\n").encode(), headers)
+
+        def _send(self, status: int, data: bytes, headers: Mapping[str, str]) -> None:
+            self.send_response(status)
+            for name, value in headers.items():
+                self.send_header(name, value)
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            if self.command != "HEAD":
+                self.wfile.write(data)
+
+    return Handler
