@@ -29,8 +29,10 @@ from devtools.devstack import (
     client_env,
     client_settings,
     down,
+    ensure_secrets,
     find_java,
     password_file,
+    read_passwords,
     server_properties,
     up,
 )
@@ -93,6 +95,43 @@ def test_password_file_setting(tmp_path: Path) -> None:
     assert both.sasl_password == "env"
     with pytest.raises(Exception, match="cannot read"):
         Settings.load({"OUTCOMES_KAFKA_SASL_PASSWORD_FILE": str(tmp_path / "missing")})
+
+
+def test_secrets_are_files_from_env_or_generated(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("OUTCOMES_DEV_SECRETS_DIR", raising=False)
+    monkeypatch.setenv("OUTCOMES_DEV_PRODUCER_PASSWORD", "producer-from-the-environment")
+    settings = Settings.load({}, state_dir=str(tmp_path))
+    layout = Layout(1, 23092, secure=True)
+    passwords = ensure_secrets(settings, layout)
+    assert set(passwords) == {ADMIN_USER, *IDENTITIES}
+    assert passwords[PRODUCER] == "producer-from-the-environment"
+    assert len(set(passwords.values())) == len(passwords)
+    directory = password_file(settings, layout, ADMIN_USER).parent
+    assert directory.stat().st_mode & 0o077 == 0
+    assert all(f.stat().st_mode & 0o077 == 0 for f in directory.iterdir())
+    monkeypatch.delenv("OUTCOMES_DEV_PRODUCER_PASSWORD")
+    assert ensure_secrets(settings, layout) == passwords  # kept, not regenerated
+    assert read_passwords(directory) == {u: passwords[u] for u in IDENTITIES}
+    password_file(settings, layout, WORKER).write_text('bad"quote;in-a-password\n')
+    with pytest.raises(DevStackError, match="must be 16-200 characters"):
+        ensure_secrets(settings, layout)
+    with pytest.raises(DevStackError, match="cannot read the password of"):
+        read_passwords(tmp_path / "nowhere")
+
+
+def test_client_settings_name_the_identity_and_its_file(tmp_path: Path) -> None:
+    settings = Settings.load({}, state_dir=str(tmp_path))
+    layout = Layout(1, 23092, secure=True)
+    ensure_secrets(settings, layout)
+    worker = client_settings(settings, layout, WORKER).kafka_config()
+    assert worker["security.protocol"] == "SASL_PLAINTEXT"
+    assert worker["sasl.mechanism"] == "SCRAM-SHA-512"
+    assert worker["sasl.username"] == WORKER
+    assert worker["sasl.password"] == password_file(settings, layout, WORKER).read_text().strip()
+    admin = client_settings(settings, layout, ADMIN_USER).kafka_config()
+    assert admin["sasl.mechanism"] == "PLAIN"
 
 
 # --------------------------------------------------------------------------- real broker
