@@ -18,6 +18,7 @@ analyst-query doc test) can check meaningful answers without the domain core:
 from __future__ import annotations
 
 import hashlib
+import uuid
 from typing import Any
 
 from reducers.records import OutputRecord, dead_letter
@@ -460,3 +461,20 @@ def sample_records() -> list[OutputRecord]:
         ),
     ]
     return recs
+
+
+def many_accounts(count: int) -> list[OutputRecord]:
+    """`count` small account revisions of runs named with a fresh random prefix (two
+    revisions a run), for loading a sink."""
+    run = uuid.uuid4().hex[:6]
+    return [
+        account(
+            f"{run}-{i:05d}",
+            1 + i % 2,
+            status="complete",
+            minute=i % 60,
+            padding=15,
+            predicates=[predicate("check:unit", "satisfied", "passing", "e")],
+        )
+        for i in range(count)
+    ]

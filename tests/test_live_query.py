@@ -336,21 +336,6 @@ def test_a_held_directory_without_endpoint_is_one_line_and_no_raw_engine_error(
 # -- a real sink under load -----------------------------------------------------------------
 
 
-def _records(count: int) -> list[OutputRecord]:
-    run = uuid.uuid4().hex[:6]
-    return [
-        samples.account(
-            f"{run}-{i:05d}",
-            1 + i % 2,
-            status="complete",
-            minute=i % 60,
-            padding=15,
-            predicates=[samples.predicate("check:unit", "satisfied", "passing", "e")],
-        )
-        for i in range(count)
-    ]
-
-
 @pytest.mark.slow
 def test_queries_answer_while_a_sink_writes_under_load(
     kafka_settings: Settings,
@@ -359,7 +344,7 @@ def test_queries_answer_while_a_sink_writes_under_load(
     tmp_path: Path,
 ) -> None:
     codec = Codec(kafka_settings)
-    records = _records(6000)
+    records = samples.many_accounts(6000)
     topic = kafka_topic("out", partitions=3)
     producer = Producer({**kafka_config, "linger.ms": "20"})
 

@@ -161,21 +161,6 @@ def _wait_for_commit(stream: IO[str] | None, timeout: float = 60.0) -> None:
     pytest.fail("the sink committed nothing")
 
 
-def _many_records(count: int) -> list[OutputRecord]:
-    run = uuid.uuid4().hex[:6]
-    return [
-        samples.account(
-            f"{run}-{i:05d}",
-            1 + i % 2,
-            status="complete",
-            minute=i % 60,
-            padding=15,
-            predicates=[samples.predicate("check:unit", "satisfied", "passing", "e")],
-        )
-        for i in range(count)
-    ]
-
-
 def summary(err: str) -> dict[str, int]:
     """The counts of the sink's final summary line."""
     match = re.search(
@@ -195,7 +180,7 @@ def test_sink_killed_mid_batch_restarts_and_a_second_group_replays_without_dupli
     codec = Codec(kafka_settings)
     # Enough that the sink, which writes on a thread while it consumes, is still busy
     # just after its first commit.
-    records = _many_records(12_000)
+    records = samples.many_accounts(12_000)
     topic = kafka_topic("out", partitions=3)
     produce(kafka_config, topic, [(r.key, codec.encode_output(r)) for r in records])
     group = f"test-sink-{uuid.uuid4().hex[:8]}"
@@ -238,7 +223,7 @@ def test_sigterm_finishes_the_batch_commits_and_exits_cleanly(
     chdb_dsn: str,
 ) -> None:
     codec = Codec(kafka_settings)
-    records = _many_records(4000)
+    records = samples.many_accounts(4000)
     topic = kafka_topic("out", partitions=2)
     produce(kafka_config, topic, [(r.key, codec.encode_output(r)) for r in records])
     group = f"test-sink-{uuid.uuid4().hex[:8]}"
@@ -293,7 +278,7 @@ def test_a_second_sink_joining_mid_stream_takes_over_with_nothing_lost_or_writte
     committed before they move, so the new owner starts after it: every record is
     written once, by one of the two sinks."""
     codec = Codec(kafka_settings)
-    records = _many_records(6000)
+    records = samples.many_accounts(6000)
     values = [(r.key, codec.encode_output(r)) for r in records]
     topic = kafka_topic("out", partitions=6)
     config = SinkConfig(
