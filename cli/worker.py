@@ -10,6 +10,7 @@ from pathlib import Path
 
 import click
 
+from cli import options
 from common.settings import Settings
 from reducers.catalog import RUN_LOG_TOPIC
 from streams.topics import TOPICS
@@ -18,9 +19,7 @@ from streams.worker_common import Engine, WorkerOptions
 
 
 @click.command()
-@click.option(
-    "--bootstrap", metavar="SERVERS", help="Kafka bootstrap servers [OUTCOMES_BOOTSTRAP]."
-)
+@options.bootstrap
 @click.option(
     "--until-idle",
     type=float,
@@ -96,12 +95,7 @@ from streams.worker_common import Engine, WorkerOptions
     show_default=True,
     help="batch engine: seconds before the group gives a silent worker's partitions away.",
 )
-@click.option(
-    "--state-dir",
-    type=click.Path(file_okay=False, path_type=Path),
-    default=None,
-    help="Where table files live [OUTCOMES_STATE_DIR].",
-)
+@options.state_dir
 @click.option(
     "--loglevel",
     default="warning",
