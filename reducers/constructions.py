@@ -27,7 +27,7 @@ from reducers.lexicon import (
     VERB_FORMS,
     WH,
 )
-from reducers.narrative import Token_
+from reducers.narrative import Token
 
 ClaimKind = Literal["completion", "verification", "effect", "persistence"]
 
@@ -51,7 +51,7 @@ Blocker = Literal[
 Span = tuple[int, int]
 
 
-def words_of(toks: Sequence[Token_]) -> list[str]:
+def words_of(toks: Sequence[Token]) -> list[str]:
     return [t.norm for t in toks]
 
 

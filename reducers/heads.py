@@ -53,7 +53,7 @@ from reducers.lexicon import (
     WEAK,
     WEAK_PASSIVE_EXCLUDED,
 )
-from reducers.narrative import Sentence, Token_
+from reducers.narrative import Sentence, Token
 
 
 def _after(words: Sequence[str], h: int, n: int) -> list[str]:
@@ -91,7 +91,7 @@ def _kind_by_subject(noun: str, default: ClaimKind) -> ClaimKind:
     return default
 
 
-def head_candidates(words: Sequence[str], toks: Sequence[Token_]) -> list[Candidate]:
+def head_candidates(words: Sequence[str], toks: Sequence[Token]) -> list[Candidate]:
     out: list[Candidate] = []
     prior: Use | None = None
     n = len(words)
@@ -113,7 +113,7 @@ def head_candidates(words: Sequence[str], toks: Sequence[Token_]) -> list[Candid
 
 
 def _head(
-    words: Sequence[str], toks: Sequence[Token_], h: int, w: str, prior: Use | None
+    words: Sequence[str], toks: Sequence[Token], h: int, w: str, prior: Use | None
 ) -> Candidate | None:
     nxt = words[h + 1] if h + 1 < len(words) else ""
     prev = words[h - 1] if h > 0 else ""
@@ -280,7 +280,7 @@ def _present_deed(words: Sequence[str], h: int, prior: Use | None) -> Candidate 
 
 
 def _reporter(
-    words: Sequence[str], toks: Sequence[Token_], h: int, prior: Use | None
+    words: Sequence[str], toks: Sequence[Token], h: int, prior: Use | None
 ) -> Candidate | None:
     use = use_of(words, h, prior)
     rest = words[h + 1 : h + 12]
@@ -298,7 +298,7 @@ def _reporter(
 
 
 def _verification(
-    words: Sequence[str], toks: Sequence[Token_], h: int, w: str, prior: Use | None
+    words: Sequence[str], toks: Sequence[Token], h: int, w: str, prior: Use | None
 ) -> Candidate | None:
     nxt = words[h + 1] if h + 1 < len(words) else ""
     prev = words[h - 1] if h > 0 else ""
@@ -417,7 +417,7 @@ def _effect_or_record(words: Sequence[str], h: int, w: str, prior: Use | None) -
 _HEX = re.compile(r"`?[0-9a-f]{7,40}`?$")
 
 
-def sentence_candidates(words: Sequence[str], toks: Sequence[Token_]) -> list[Candidate]:
+def sentence_candidates(words: Sequence[str], toks: Sequence[Token]) -> list[Candidate]:
     out: list[Candidate] = []
     n = len(words)
     for i, w in enumerate(words):

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from typing import Literal, NamedTuple
 
 from markdown_it import MarkdownIt
-from markdown_it.token import Token
+from markdown_it.token import Token as MarkdownToken
 
 Role = Literal["paragraph", "heading", "item", "row", "json", "comment", "quote"]
 
@@ -35,7 +35,7 @@ _SHELL_FENCES = frozenset({"bash", "sh", "shell", "zsh", "console", "powershell"
 _TASK_BOX = re.compile(r"\[([ xX])\]\s")
 
 
-class Token_(NamedTuple):
+class Token(NamedTuple):
     """One token: its normalized form, where it sits in the text, and its raw text."""
 
     norm: str
@@ -52,7 +52,7 @@ class Sentence:
     one, None otherwise. `first` is True for the first sentence of its block.
     """
 
-    tokens: tuple[Token_, ...]
+    tokens: tuple[Token, ...]
     start: int
     end: int
     role: Role
@@ -171,7 +171,9 @@ def _markdown_blocks(text: str) -> list[Block]:
     return out
 
 
-def _fence_blocks(text: str, starts: list[int], tok: Token, quoted: bool) -> Iterator[Block]:
+def _fence_blocks(
+    text: str, starts: list[int], tok: MarkdownToken, quoted: bool
+) -> Iterator[Block]:
     """The prose inside a code fence: a JSON answer's string fields, a shell fence's
     comment lines. Everything else in a fence is code, not assertion."""
     if quoted or not tok.map:
@@ -256,7 +258,7 @@ def _norm(kind: str, raw: str) -> str:
     return _MARK.get(kind, raw)
 
 
-def tokens(text: str, start: int, end: int) -> list[Token_]:
+def tokens(text: str, start: int, end: int) -> list[Token]:
     """The tokens of `text[start:end]`, offsets in `text`."""
     out = []
     for m in _TOKEN.finditer(text, start, end):
@@ -266,11 +268,11 @@ def tokens(text: str, start: int, end: int) -> list[Token_]:
             norm = raw.lower()
             if "\u2019" in norm:
                 norm = norm.replace("\u2019", "'")
-            out.append(Token_(norm, m.start(), m.end(), raw))
+            out.append(Token(norm, m.start(), m.end(), raw))
             continue
         assert kind is not None
         lead = len(raw) - len(raw.lstrip())
-        out.append(Token_(_norm(kind, raw), m.start() + lead, m.end(), raw.strip()))
+        out.append(Token(_norm(kind, raw), m.start() + lead, m.end(), raw.strip()))
     return out
 
 
@@ -280,7 +282,7 @@ def sentences(text: str) -> list[Sentence]:
     for block in blocks(text):
         toks = tokens(text, block.start, block.end)
         first = True
-        current: list[Token_] = []
+        current: list[Token] = []
         for tok in toks:
             if tok.norm in (".", ")") and len(current) == 1 and current[0].norm == "`n":
                 current = []  # a list number ("1." at the start of a heading or line)
@@ -301,7 +303,7 @@ def sentences(text: str) -> list[Sentence]:
     return sorted(out, key=lambda s: (s.start, s.end))
 
 
-def _quoted(text: str, toks: list[Token_]) -> list[Sentence]:
+def _quoted(text: str, toks: list[Token]) -> list[Sentence]:
     """What quotation marks and code spans hold, as quoted sentences: read, so that the
     checker can say why a claim inside them is none, never asserted."""
     out = []
@@ -313,5 +315,5 @@ def _quoted(text: str, toks: list[Token_]) -> list[Sentence]:
     return out
 
 
-def _sentence(toks: list[Token_], block: Block, first: bool) -> Sentence:
+def _sentence(toks: list[Token], block: Block, first: bool) -> Sentence:
     return Sentence(tuple(toks), toks[0].start, toks[-1].end, block.role, block.checked, first)
