@@ -276,18 +276,34 @@ def _await_topics(admin: Any, names: Sequence[str], timeout: float) -> Any:
 def describe_topic_configs(
     admin: Any, names: Sequence[str], timeout: float = 30.0
 ) -> dict[str, dict[str, str]]:
-    """Every config value of the named topics, as the broker reports them."""
-    from confluent_kafka import KafkaException
+    """Every config value of the named topics, as the broker reports them.
+
+    The broker asked may not know a topic yet that another broker just reported (on a
+    cluster, brokers learn new topics from the controller a moment apart): an unknown
+    topic is asked again until `timeout`.
+    """
+    from confluent_kafka import KafkaError, KafkaException
     from confluent_kafka.admin import ConfigResource
 
-    resources = [ConfigResource(ConfigResource.Type.TOPIC, name) for name in names]
+    deadline = time.monotonic() + timeout
+    pending = list(names)
     configs: dict[str, dict[str, str]] = {}
-    for resource, future in admin.describe_configs(resources, request_timeout=timeout).items():
-        try:
-            entries = future.result()
-        except KafkaException as exc:
-            raise TopicsError(f"describing {resource.name} failed: {exc.args[0]}") from None
-        configs[resource.name] = {k: str(e.value) for k, e in entries.items()}
+    while pending:
+        resources = [ConfigResource(ConfigResource.Type.TOPIC, name) for name in pending]
+        pending = []
+        for resource, future in admin.describe_configs(resources, request_timeout=timeout).items():
+            try:
+                entries = future.result()
+            except KafkaException as exc:
+                error = exc.args[0]
+                unknown = getattr(error, "code", lambda: None)() == KafkaError.UNKNOWN_TOPIC_OR_PART
+                if unknown and time.monotonic() < deadline:
+                    pending.append(resource.name)
+                    continue
+                raise TopicsError(f"describing {resource.name} failed: {error}") from None
+            configs[resource.name] = {k: str(e.value) for k, e in entries.items()}
+        if pending:
+            time.sleep(0.2)
     return configs
 
 
