@@ -22,6 +22,7 @@ from typing import Any
 
 from reducers.claims import Account, Judged, Reading, judge_reading, read
 from reducers.events import NarrativeSubmitted
+from reducers.formulation import supported_formulation
 from reducers.records import OutputRecord
 
 
@@ -33,6 +34,7 @@ class Settled:
     settlement: int
     judged: Judged
     withdrawn: bool = False
+    supported: str | None = None
 
 
 @dataclass(slots=True)
@@ -51,7 +53,7 @@ class NarrativeClaims:
 
 
 def _verdict_fields(
-    narrative: NarrativeSubmitted, revision: int | None, judged: Judged
+    narrative: NarrativeSubmitted, revision: int | None, judged: Judged, supported: str | None
 ) -> dict[str, Any]:
     """A verdict's content: everything but its id and settlement bookkeeping."""
     span = judged.span
@@ -68,6 +70,7 @@ def _verdict_fields(
         "span_end": span[1] if span else None,
         "span_text": narrative.text[span[0] : span[1]] if span else None,
         "reason": judgement.reason,
+        "supported": supported,
     }
 
 
@@ -84,7 +87,11 @@ def _unchanged(previous: Settled, judged: Judged) -> bool:
 
 
 def _record(
-    claims: NarrativeClaims, judged: Judged, revision: int | None, withdrawn: bool
+    claims: NarrativeClaims,
+    judged: Judged,
+    revision: int | None,
+    withdrawn: bool,
+    supported: str | None,
 ) -> OutputRecord:
     """Record the next settlement of `judged.key` and remember it as the latest."""
     narrative = claims.narrative
@@ -92,14 +99,14 @@ def _record(
     previous = claims.latest.get(judged.key)
     settlement = previous.settlement + 1 if previous is not None else 1
     verdict_id = cid if settlement == 1 else f"{cid}@{settlement}"
-    claims.latest[judged.key] = Settled(verdict_id, settlement, judged, withdrawn)
+    claims.latest[judged.key] = Settled(verdict_id, settlement, judged, withdrawn, supported)
     body = {
         "verdict_id": verdict_id,
         "claim_id": cid,
         "settlement": settlement,
         "supersedes": previous.verdict_id if previous is not None else None,
         "withdrawn": withdrawn,
-        **_verdict_fields(narrative, revision, judged),
+        **_verdict_fields(narrative, revision, judged, supported),
     }
     return OutputRecord("claim_verdict", narrative.run_id, verdict_id, body)
 
@@ -117,11 +124,13 @@ def settle(
     for j in judged:
         previous = latest.get(j.key)
         if previous is None or not _unchanged(previous, j):
-            out.append(_record(claims, j, revision, withdrawn=False))
+            supported = supported_formulation(j, account)
+            out.append(_record(claims, j, revision, withdrawn=False, supported=supported))
     if len(latest) > len(judged):
         present = {j.key for j in judged}
         for key in sorted(k for k, s in latest.items() if not s.withdrawn and k not in present):
-            out.append(_record(claims, latest[key].judged, revision, withdrawn=True))
+            gone = latest[key]
+            out.append(_record(claims, gone.judged, revision, True, gone.supported))
     return out
 
 

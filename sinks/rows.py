@@ -233,6 +233,7 @@ def _claim_verdict(body: Mapping[str, Any]) -> TableRows:
             body["settlement"],
             body["supersedes"],
             body["withdrawn"],
+            body.get("supported"),  # absent in records written before it existed
         ),
     )
 

@@ -269,9 +269,13 @@ CLAIM_SETTLEMENT_COLUMNS: tuple[tuple[str, str], ...] = (
     ("withdrawn", "Bool"),
 )
 
+# Migration 9: the supported formulation of a contradicted claim or an omission (null in
+# rows stored before it, and for other verdicts).
+CLAIM_FORMULATION_COLUMNS: tuple[tuple[str, str], ...] = (("supported", "Nullable(String)"),)
+
 CLAIM_VERDICTS = dataclasses.replace(
     CLAIM_VERDICTS_V1,
-    columns=CLAIM_VERDICTS_V1.columns + CLAIM_SETTLEMENT_COLUMNS,
+    columns=CLAIM_VERDICTS_V1.columns + CLAIM_SETTLEMENT_COLUMNS + CLAIM_FORMULATION_COLUMNS,
     order_by=(*CLAIM_VERDICTS_V1.order_by, "claim_id", "settlement"),
     comment="Claim-checker verdicts on narratives: one row per settlement of a claim or omission.",
 )
@@ -625,6 +629,14 @@ MIGRATIONS: tuple[Migration, ...] = (
         7, "purge credential: salted scrypt", _credential_hash_ddl, then=_rehash_old_credential
     ),
     Migration(8, "roles: credential hashes, analyst user", _analyst_user_ddl, server_only=True),
+    Migration(
+        9,
+        "claim verdicts: supported formulations",
+        lambda db: [
+            f"ALTER TABLE `{db}`.`claim_verdicts` ADD COLUMN IF NOT EXISTS `{n}` {t}"
+            for n, t in CLAIM_FORMULATION_COLUMNS
+        ],
+    ),
 )
 LATEST_VERSION = MIGRATIONS[-1].version
 

@@ -37,6 +37,7 @@ VERDICT_FIELDS = {
     "span_end",
     "span_text",
     "reason",
+    "supported",
 }
 
 
@@ -526,6 +527,7 @@ def test_failing_required_check_left_out_is_omitted() -> None:
             "span_end": None,
             "span_text": None,
             "reason": "check_failing",
+            "supported": "the unit check failed on snap-1",
         }
     ]
 

@@ -35,7 +35,7 @@ def _objects(conn: clickhouse.Connection) -> dict[str, str]:
 def test_migrate_creates_every_table_and_view(chdb_dsn: str) -> None:
     conn = clickhouse.connect(chdb_dsn)
     report = schema.migrate(conn)
-    assert report.applied == [1, 2, 3, 5, 7]
+    assert report.applied == [1, 2, 3, 5, 7, 9]
     assert report.skipped == [4, 6, 8]  # roles: chDB has no access control
     objects = _objects(conn)
     for table in schema.DATA_TABLES:
@@ -51,12 +51,12 @@ def test_migrate_is_idempotent_and_versioned(chdb_dsn: str) -> None:
     schema.migrate(conn)
     again = schema.migrate(conn)
     assert again.applied == [] and again.skipped == []
-    assert again.present == [1, 2, 3, 4, 5, 6, 7, 8]
+    assert again.present == [1, 2, 3, 4, 5, 6, 7, 8, 9]
     rows = conn.rows(
         f"SELECT version, count(), any(note) FROM {conn.table('schema_migrations')} "
         "GROUP BY version ORDER BY version"
     )
-    assert [(v, n) for v, n, _ in rows] == [(v, 1) for v in range(1, 9)]
+    assert [(v, n) for v, n, _ in rows] == [(v, 1) for v in range(1, 10)]
     assert "chDB has no access control" in rows[3][2]
     assert "chDB has no access control" in rows[5][2]
     # Every statement of every migration is safe to run again (one interrupted half-way
@@ -112,7 +112,7 @@ def test_a_database_of_schema_4_gains_settlements_and_keeps_its_verdicts(chdb_ds
         list(old),
     )  # fmt: skip
     report = schema.migrate(conn)
-    assert report.applied == [5, 7] and report.skipped == [4, 6, 8]
+    assert report.applied == [5, 7, 9] and report.skipped == [4, 6, 8]
     assert _columns(conn, "claim_verdicts") == list(schema.CLAIM_VERDICTS.column_names)
     current = conn.rows(
         f"SELECT claim_id, settlement, verdict FROM {conn.table('current_claim_verdicts')} "
