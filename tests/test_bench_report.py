@@ -12,6 +12,7 @@ from typing import Any
 from devtools.bench import (
     latency_parts,
     percentile,
+    stage_costs,
     targets,
     thread_cpu_seconds,
     thread_shares,
@@ -37,22 +38,43 @@ def test_percentile_is_by_nearest_rank() -> None:
     assert percentile([3.0], 0.99) == 3.0
 
 
-def results(e2e: float, ceiling: float, p99: float, costs: list[float]) -> dict[str, Any]:
-    sizes = {str(i): {"wall_us_per_event": cost, "complete": True} for i, cost in enumerate(costs)}
+def results(
+    e2e: float, ceiling: float, p99: float, worker: float, sink: float, fold: float
+) -> dict[str, Any]:
     return {
-        "throughput": {"events_per_s": e2e},
+        "throughput": {"events_per_s": e2e, "cpu_us_per_event": {"worker": worker, "sink": sink}},
         "raw_ceiling": {"events_per_s": ceiling},
         "latency": {"latency_s": {"p99": p99}},
-        "per_event_cost": sizes,
+        "pure_fold": {"cpu_us_per_event": fold},
     }
 
 
 def test_targets_are_judged_on_the_measured_values() -> None:
-    missed = targets(results(10_600, 241_121, 1.184, [115.2, 99.3, 30.4]))
+    missed = targets(results(5_318, 169_773, 1.555, 60.6, 76.9, 22.0))
     assert [v["met"] for v in missed.values()] == [False, False, False, False]
-    assert missed["e2e>=half_raw_ceiling"]["value"] == 0.044
-    met = targets(results(25_000, 40_000, 0.9, [30.0, 31.0, 40.0]))
+    assert missed["e2e>=0.15x_raw_ceiling"]["value"] == 0.0313
+    assert missed["worker_cpu_per_event<=2x_pure_fold"]["value"] == 2.75
+    assert missed["sink_cpu_per_event<=0.5x_pure_fold"]["value"] == 3.5
+    met = targets(results(30_000, 150_000, 0.9, 44.0, 11.0, 22.0))
     assert [v["met"] for v in met.values()] == [True, True, True, True]
+
+
+def test_stage_costs_are_per_event_per_revision_and_against_the_fold() -> None:
+    doc = results(5_000, 150_000, 0.9, 60.0, 80.0, 20.0)
+    doc["throughput"] |= {
+        "events": 10_000,
+        "revisions": 1_000,
+        "cpu_seconds_by_thread": {"sink": {"python": 0.5, "ThreadPool": 0.3, "idle": 0.001}},
+    }
+    stages = stage_costs(doc, "throughput")
+    assert stages["sink python"] == {
+        "us_per_event": 50.0,
+        "us_per_revision": 500.0,
+        "x_pure_fold": 2.5,
+    }
+    assert "sink idle" not in stages  # 0.1 us per event: left out
+    assert stages["worker (all threads)"]["x_pure_fold"] == 3.0
+    assert stages["sink (all threads)"]["us_per_revision"] == 800.0
 
 
 def test_latency_is_split_where_the_revision_was_produced() -> None:
