@@ -238,3 +238,23 @@ def supported_formulation(judged: Judged, account: Account | None) -> str | None
     if reason.startswith("durability_"):
         return f"the writes are not all confirmed: durability is {reason[len('durability_') :]}"
     return f"{subject or 'the claim'} is not supported by the account ({reason})"
+
+
+def open_obligations(account: Account) -> list[tuple[str, str]]:
+    """(subject, sentence) of what the account still owes the reader, in the same words
+    as the verdicts': each required predicate that is not satisfied, then each unresolved
+    effect and each contradiction whose subject is not listed yet."""
+    facts = _Account(account)
+    out: list[tuple[str, str]] = []
+    for p in facts.predicates:
+        if p.get("required") and p.get("state") != "satisfied":
+            out.append((str(p["id"]), facts.predicate(p)))
+    listed = {subject for subject, _ in out}
+    for intent_id, row in sorted(facts.effects.items()):
+        if row.get("unresolved") and f"effect:{intent_id}" not in listed:
+            out.append((f"effect:{intent_id}", facts.effect(intent_id, row["state"])))
+    listed = {subject for subject, _ in out}
+    for subject, rows in sorted(facts.contradictions.items()):
+        if subject not in listed:
+            out += [(subject, facts.contradiction(subject, r["kind"])) for r in rows]
+    return out

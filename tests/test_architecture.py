@@ -22,8 +22,9 @@ ALLOWED: dict[str, frozenset[str]] = {
     "common": frozenset({"reducers", "schemas"}),
     "streams": frozenset({"common", "reducers", "schemas"}),
     "sinks": frozenset({"common", "reducers", "schemas"}),
+    "reports": frozenset({"common", "reducers", "schemas"}),
     "devtools": frozenset({"streams", "sinks", "common", "reducers", "schemas"}),
-    "cli": frozenset({"devtools", "streams", "sinks", "common", "reducers", "schemas"}),
+    "cli": frozenset({"devtools", "streams", "sinks", "reports", "common", "reducers", "schemas"}),
     "bench": frozenset({"devtools", "streams", "sinks", "common", "reducers", "schemas"}),
 }
 PACKAGES = tuple(ALLOWED)

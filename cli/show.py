@@ -1,0 +1,133 @@
+"""`outcomes show`: the status block of one run, from ClickHouse or a replay output file.
+
+Also where `outcomes export` gets a run from (`load_view`): the same two sources.
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Iterator, Sequence
+from itertools import chain
+from pathlib import Path
+from typing import Any
+
+import click
+import orjson
+
+from cli import options
+from common.settings import Settings
+from reports.errors import UnreadableSource
+from reports.model import KINDS, RunView
+from reports.status import FORMATS, render, status_block, then_and_now
+from sinks.runs import read_run
+from streams.replay import file_items
+
+
+def source_options(func: Any) -> Any:
+    """--clickhouse and --from, shared by show and export."""
+    func = click.option(
+        "--from",
+        "from_file",
+        type=click.Path(exists=True, dir_okay=False, path_type=Path),
+        help="Read the run from this `outcomes replay` output (JSONL) instead of ClickHouse.",
+    )(func)
+    return options.clickhouse(func)
+
+
+def load_view(
+    run_id: str,
+    clickhouse: str | None,
+    from_file: Path | None,
+    events: Sequence[Path] = (),
+) -> RunView:
+    """The run from a replay output file, else from ClickHouse (the configured DSN);
+    with the run's input events from `events` (JSONL or Avro files), if any."""
+    if from_file is not None and clickhouse:
+        raise click.UsageError("give either --from FILE or --clickhouse DSN, not both")
+    if from_file is not None:
+        revisions, verdicts = _replay_output(from_file)
+    else:
+        dsn = Settings.load(clickhouse=clickhouse).clickhouse_dsn
+        records = read_run(dsn, run_id)
+        revisions, verdicts = records.revisions, records.verdicts
+    return RunView.of(run_id, revisions, verdicts, _events(events))
+
+
+def _replay_output(path: Path) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    revisions: list[dict[str, Any]] = []
+    verdicts: list[dict[str, Any]] = []
+    for number, record in _jsonl(path):
+        kind = record.get("record")
+        if kind is None:
+            raise UnreadableSource(
+                f"{path}:{number}: no `record` field: is this `outcomes replay` output?"
+            )
+        if kind == KINDS[0]:
+            revisions.append(record)
+        elif kind == KINDS[1]:
+            verdicts.append(record)
+    return revisions, verdicts
+
+
+def _jsonl(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:
+    try:
+        lines = path.read_bytes().splitlines()
+    except OSError as exc:
+        raise UnreadableSource(f"cannot read {path}: {exc.strerror or exc}") from exc
+    for number, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        try:
+            value = orjson.loads(line)
+        except orjson.JSONDecodeError as exc:
+            raise UnreadableSource(f"{path}:{number}: not JSON ({exc})") from exc
+        if not isinstance(value, dict):
+            raise UnreadableSource(f"{path}:{number}: not a JSON object")
+        yield number, value
+
+
+def _events(paths: Sequence[Path]) -> list[dict[str, Any]]:
+    """The valid items of event files (rejected lines never reached an account)."""
+    limits = Settings.load().limits
+    items = chain.from_iterable(file_items(path, limits) for path in paths)
+    return [i.value for i in items if i.error is None and isinstance(i.value, dict)]
+
+
+@click.command()
+@click.argument("run_id")
+@click.option(
+    "--revision",
+    type=click.IntRange(min=1),
+    help="Show this revision (what was true then) beside the latest (what is true now).",
+)
+@click.option(
+    "--format",
+    "fmt",
+    type=click.Choice(FORMATS),
+    default="text",
+    show_default=True,
+    help="text, markdown or json.",
+)
+@source_options
+def show(
+    run_id: str, revision: int | None, fmt: str, clickhouse: str | None, from_file: Path | None
+) -> None:
+    """The status block of RUN_ID's current account, rendered from its records alone.
+
+    Status and the predicates that decide it, open obligations, the candidate's
+    artifacts, checks, external effects and receipts, contradictions, provenance
+    findings, the narrative's claims with their verdicts and what the account supports
+    instead, the account time and cutoff, and the revision chain. What is not known
+    reads "not confirmed". The same records always give the same bytes.
+
+    \b
+        outcomes show run-five-files --from outputs.jsonl
+        outcomes show run-five-files --revision 1 --format markdown
+    """
+    view = load_view(run_id, clickhouse, from_file)
+    latest = int(view.latest["revision"])
+    if revision is not None and revision != latest:
+        doc = then_and_now(view, revision)
+    else:
+        doc = status_block(view, revision)
+    sys.stdout.write(render(doc, fmt))

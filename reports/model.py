@@ -1,0 +1,131 @@
+"""One run as the reports read it: its account revisions, claim verdicts and (when given)
+input events, as the output records carry them (docs/records.md). Selection only: which
+revision, which settlement of each claim; no rule of the SPEC is decided here."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from reports.errors import RevisionNotFound, RunNotFound
+
+Record = Mapping[str, Any]
+
+# The output kinds a run view keeps, by the `record` field of `outcomes replay` lines.
+KINDS = ("account_revision", "claim_verdict")
+
+
+@dataclass(frozen=True)
+class Narrative:
+    """A narrative.submitted event: the text the claims point into."""
+
+    narrative_id: str
+    event_id: str
+    text: str
+    account_revision: int | None
+    channel: str | None
+    occurred_at: str
+
+
+@dataclass(frozen=True)
+class RunView:
+    """A run's records, in a fixed order whatever order they were read in."""
+
+    run_id: str
+    revisions: tuple[Record, ...]
+    verdicts: tuple[Record, ...]
+    events: tuple[Record, ...] = ()
+
+    @classmethod
+    def of(
+        cls,
+        run_id: str,
+        revisions: Iterable[Record],
+        verdicts: Iterable[Record],
+        events: Iterable[Record] = (),
+    ) -> RunView:
+        """Keep the run's records (bodies, without a `record` field), sorted; the same
+        revision or verdict read twice (a redelivery) is kept once."""
+        by_number = {int(r["revision"]): _body(r) for r in revisions if r["run_id"] == run_id}
+        by_id = {str(v["verdict_id"]): _body(v) for v in verdicts if v["run_id"] == run_id}
+        seen: dict[str, Record] = {}
+        for e in events:
+            if e.get("run_id") == run_id:
+                seen.setdefault(str(e["event_id"]), e)
+        if not by_number:
+            raise RunNotFound(f"run {run_id!r} has no account revision in this source")
+        return cls(
+            run_id,
+            tuple(by_number[n] for n in sorted(by_number)),
+            tuple(sorted(by_id.values(), key=_verdict_order)),
+            tuple(sorted(seen.values(), key=lambda e: (str(e["occurred_at"]), e["event_id"]))),
+        )
+
+    @property
+    def latest(self) -> Record:
+        return self.revisions[-1]
+
+    def revision(self, number: int) -> Record:
+        for body in self.revisions:
+            if body["revision"] == number:
+                return body
+        have = ", ".join(str(r["revision"]) for r in self.revisions)
+        raise RevisionNotFound(f"run {self.run_id!r} has no revision {number} (it has {have})")
+
+    def verdicts_at(self, number: int) -> list[Record]:
+        """Each claim's verdict as of revision `number`: its highest settlement judged
+        against that revision or an earlier one, unless it withdrew an omission. At the
+        latest revision this is the claim's current verdict (docs/claims.md)."""
+        chosen: dict[str, Record] = {}
+        for v in self.verdicts:
+            judged = v["account_revision"]
+            if judged is not None and judged > number:
+                continue
+            claim = v.get("claim_id") or v["verdict_id"]
+            known = chosen.get(claim)
+            if known is None or _settlement(v) > _settlement(known):
+                chosen[claim] = v
+        kept = [v for v in chosen.values() if not v.get("withdrawn")]
+        return sorted(kept, key=_verdict_order)
+
+    def narratives(self) -> list[Narrative]:
+        """The run's narratives from its events (none when no events were given)."""
+        return [
+            Narrative(
+                str(e["narrative_id"]),
+                str(e["event_id"]),
+                str(e["text"]),
+                e.get("account_revision"),
+                e.get("channel"),
+                str(e["occurred_at"]),
+            )
+            for e in self.events
+            if e.get("type") == "narrative.submitted"
+        ]
+
+    def event(self, event_id: str) -> Record | None:
+        for e in self.events:
+            if e["event_id"] == event_id:
+                return e
+        return None
+
+
+def _body(record: Record) -> dict[str, Any]:
+    return {k: v for k, v in record.items() if k != "record"}
+
+
+def _settlement(verdict: Record) -> int:
+    return int(verdict.get("settlement") or 1)
+
+
+def _verdict_order(verdict: Record) -> tuple[str, int, str, int]:
+    """Narrative, then claims in text order (omissions after them), then settlement."""
+    claim = str(verdict.get("claim_id") or verdict["verdict_id"])
+    start = verdict.get("span_start")
+    return (
+        str(verdict["narrative_id"]),
+        start if start is not None else 1 << 40,
+        claim,
+        _settlement(verdict),
+    )

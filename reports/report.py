@@ -1,0 +1,167 @@
+"""The whole report of a run, beyond its status block: the revision timeline (what each
+supersession changed) and each narrative's claim map (every claim's span, verdicts and
+the account entries it was judged on). Data first, then the Markdown form; the HTML page
+(`reports/html.py`) and the export bundle read the same data."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from reports.model import Record, RunView
+from reports.status import Block, differences, render, status_block
+
+# A verdict's subject names an account entry by family (docs/claims.md).
+SUBJECT_FAMILIES = ("check", "effect", "artifact", "action", "snapshot")
+
+
+def timeline(view: RunView) -> list[dict[str, Any]]:
+    """Every revision with what it changed against the one it superseded."""
+    out: list[dict[str, Any]] = []
+    previous: Block | None = None
+    for body in view.revisions:
+        block = status_block(view, int(body["revision"]))
+        out.append(
+            {
+                "revision": block["revision"],
+                "revision_id": block["revision_id"],
+                "supersedes": block["supersedes"],
+                "status": block["status"],
+                "status_label": block["status_label"],
+                "tone": block["tone"],
+                "trigger_event_id": block["trigger_event_id"],
+                "observation_cutoff": block["observation_cutoff"],
+                "changes": list(body["changes"]),
+                "differences": differences(previous, block) if previous is not None else [],
+            }
+        )
+        previous = block
+    return out
+
+
+def entry_of(run_id: str, verdict: Record) -> dict[str, Any]:
+    """The account entry a verdict was judged on: the revision, and the item its subject
+    names there (none for a claim about the whole run's status)."""
+    revision = verdict["account_revision"]
+    return {
+        "revision_id": f"{run_id}:{revision}" if revision is not None else None,
+        "subject": verdict["subject"],
+    }
+
+
+def claim_maps(view: RunView) -> list[dict[str, Any]]:
+    """One map per narrative (those with verdicts, and those in the events): its text
+    when the events hold it, and every claim with each of its settlements."""
+    texts = {n.narrative_id: n for n in view.narratives()}
+    claims: dict[str, dict[str, list[Record]]] = {}
+    for v in view.verdicts:
+        of_narrative = claims.setdefault(str(v["narrative_id"]), {})
+        of_narrative.setdefault(str(v.get("claim_id") or v["verdict_id"]), []).append(v)
+    current = {str(v.get("claim_id") or v["verdict_id"]) for v in view.verdicts_at(_latest(view))}
+    out = []
+    for narrative_id in sorted(claims.keys() | texts.keys()):
+        n = texts.get(narrative_id)
+        entries = []
+        for claim_id, chain in claims.get(narrative_id, {}).items():
+            last, first = chain[-1], chain[0]
+            entries.append(
+                {
+                    "claim_id": claim_id,
+                    "claim_kind": last["claim_kind"],
+                    "span_start": last["span_start"],
+                    "span_end": last["span_end"],
+                    "span_text": last["span_text"],
+                    "current": claim_id in current,
+                    "verdict": last["verdict"],
+                    "reason": last["reason"],
+                    "subject": last["subject"],
+                    "supported": last.get("supported"),
+                    "withdrawn": bool(last.get("withdrawn")),
+                    "judged_on": entry_of(view.run_id, last),
+                    "first_verdict": first["verdict"],
+                    "first_supported": first.get("supported"),
+                    "first_judged_on": entry_of(view.run_id, first),
+                    "settlements": [
+                        {
+                            "verdict_id": v["verdict_id"],
+                            "settlement": int(v.get("settlement") or 1),
+                            "verdict": v["verdict"],
+                            "reason": v["reason"],
+                            "account_revision": v["account_revision"],
+                            "withdrawn": bool(v.get("withdrawn")),
+                            "supported": v.get("supported"),
+                        }
+                        for v in chain
+                    ],
+                }
+            )
+        out.append(
+            {
+                "narrative_id": narrative_id,
+                "event_id": n.event_id if n is not None else _event_of(claims[narrative_id]),
+                "account_revision": n.account_revision if n is not None else None,
+                "channel": n.channel if n is not None else None,
+                "text": n.text if n is not None else None,
+                "claims": entries,
+            }
+        )
+    return out
+
+
+def _latest(view: RunView) -> int:
+    return int(view.latest["revision"])
+
+
+def _event_of(chains: dict[str, list[Record]]) -> str:
+    return str(next(iter(chains.values()))[0]["event_id"])
+
+
+def markdown(view: RunView, *, narrative_text: bool = True) -> str:
+    """The human report in Markdown: the status block, the timeline, the claim maps."""
+    lines = [render(status_block(view), "markdown").rstrip("\n"), "", "## Revision timeline", ""]
+    for link in timeline(view):
+        head = f"### Revision {link['revision']}: {link['status_label']}"
+        lines += [head, ""]
+        lines.append(
+            f"Triggered by `{link['trigger_event_id']}`; observation cutoff "
+            f"{link['observation_cutoff']}."
+            + (f" Supersedes revision {link['supersedes']}." if link["supersedes"] else "")
+        )
+        lines.append("")
+        for d in link["differences"]:
+            lines.append(f"- {d['item']}: {d['then']} → {d['now']}")
+        if link["differences"]:
+            lines.append("")
+    lines += ["## Narratives", ""]
+    maps = claim_maps(view)
+    if not maps:
+        lines += ["none", ""]
+    for m in maps:
+        lines += [f"### Narrative `{m['narrative_id']}` (event `{m['event_id']}`)", ""]
+        if not narrative_text:
+            lines += ["The narrative text is redacted from this report.", ""]
+        elif m["text"] is None:
+            lines += ["The narrative text is not in this report's source.", ""]
+        else:
+            lines += [f"> {line}" if line else ">" for line in m["text"].splitlines()] + [""]
+        lines += [
+            "| claim | kind | verdict now | judged on | first verdict | the account supports |",
+            "|---|---|---|---|---|---|",
+        ]
+        for c in m["claims"]:
+            said = f"“{c['span_text']}”" if c["span_text"] is not None else "(left out)"
+            if not narrative_text and c["span_text"] is not None:
+                said = f"characters {c['span_start']}-{c['span_end']}"
+            now = c["verdict"] + (" (withdrawn)" if c["withdrawn"] else "")
+            on = c["judged_on"]
+            where = f"{on['revision_id']} {on['subject'] or 'status'}"
+            first = f"{c['first_verdict']} at {c['first_judged_on']['revision_id']}"
+            if c["first_supported"] and c["first_supported"] != c["supported"]:
+                first += f": {c['first_supported']}"
+            cells = [said, c["claim_kind"], now, where, first, c["supported"] or "—"]
+            lines.append("| " + " | ".join(_cell(x) for x in cells) + " |")
+        lines.append("")
+    return "\n".join(lines).rstrip("\n") + "\n"
+
+
+def _cell(value: str) -> str:
+    return value.replace("|", "\\|").replace("\n", " ")

@@ -1,0 +1,84 @@
+"""One run's records read back from ClickHouse, as the output records carried them
+(docs/records.md): for `outcomes show` and `outcomes export` (docs/reports.md).
+
+Account revisions come back byte for byte from `account_revisions.account` (the sink
+stores each body as canonical JSON); claim verdicts are rebuilt from their columns of
+`claim_verdicts`. Every table is read with FINAL, so a redelivered row is read once.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import orjson
+
+from sinks import clickhouse, schema
+
+# claim_verdicts columns in the order of a verdict record's fields (docs/records.md).
+_VERDICT_COLUMNS = (
+    "row_id",
+    "claim_id",
+    "settlement",
+    "supersedes",
+    "withdrawn",
+    "run_id",
+    "narrative_id",
+    "event_id",
+    "account_revision",
+    "claim_kind",
+    "verdict",
+    "subject",
+    "span_start",
+    "span_end",
+    "span_text",
+    "reason",
+    "supported",
+)
+
+
+@dataclass(frozen=True)
+class RunRecords:
+    """A run's account revisions (by revision) and every settlement of its verdicts."""
+
+    revisions: list[dict[str, Any]]
+    verdicts: list[dict[str, Any]]
+
+
+def read_run(dsn: str, run_id: str) -> RunRecords:
+    """The run's revisions and verdicts in the outcomes database at `dsn`.
+
+    A mistyped chDB path is refused, not created (`SchemaNotMigrated`); a chDB directory
+    a running `outcomes sink` holds is read through its query endpoint. An embedded
+    database made by an older version is migrated first, as the writer would.
+    """
+    conn = clickhouse.require_database(dsn, live=True)
+    if not conn.live:
+        schema.ensure_schema(conn)
+    revisions = conn.rows(
+        f"SELECT account FROM {conn.table('account_revisions')} FINAL "
+        "WHERE run_id = {run:String} ORDER BY revision",
+        {"run": run_id},
+    )
+    verdicts = conn.rows(
+        f"SELECT {', '.join(_VERDICT_COLUMNS)} FROM {conn.table('claim_verdicts')} FINAL "
+        "WHERE run_id = {run:String} ORDER BY narrative_id, claim_id, settlement, row_id",
+        {"run": run_id},
+    )
+    return RunRecords(
+        [orjson.loads(row[0]) for row in revisions],
+        [_verdict(row) for row in verdicts],
+    )
+
+
+def _verdict(row: tuple[Any, ...]) -> dict[str, Any]:
+    body = dict(zip(_VERDICT_COLUMNS, row, strict=True))
+    body["verdict_id"] = body.pop("row_id")
+    # Rows stored before settlements existed (migration 5) read '' and 0 there.
+    body["claim_id"] = body["claim_id"] or None
+    body["settlement"] = int(body["settlement"]) or 1
+    body["withdrawn"] = bool(body["withdrawn"])
+    for key in ("account_revision", "span_start", "span_end"):
+        if body[key] is not None:
+            body[key] = int(body[key])
+    return body
