@@ -24,3 +24,10 @@ class RevisionNotFound(ReportError):
 class UnreadableSource(ReportError):
     """A replay output, events or bundle file cannot be read or is not what it should
     be. Readers: the message names the file and line; pass the right file."""
+
+
+class BundleInvalid(ReportError):
+    """An export bundle does not hold together (its problems are listed above the line).
+
+    Readers: do not rely on it; export the run again from its source.
+    """

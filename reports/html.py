@@ -14,7 +14,7 @@ from typing import Any
 
 from reports.model import RunView
 from reports.report import claim_maps, timeline
-from reports.status import Block, status_block
+from reports.status import Block, quote, status_block
 
 STYLE = """
 :root { color-scheme: light; --ok: #1a7f37; --unknown: #4b5563; --unmet: #9a6700;
@@ -73,7 +73,7 @@ VERDICT_TONE = {"supported": "ok", "contradicted": "failed", "omitted": "unmet"}
 VERDICT_WORDS = {"omitted": "left out", "unverifiable": "not confirmed: unverifiable"}
 
 
-def page(view: RunView, *, narrative_text: bool = True) -> str:
+def page(view: RunView) -> str:
     """The report page of `view`'s run at its latest revision."""
     b = status_block(view)
     title = f"Run {b['run_id']}: {b['status_label']} (revision {b['revision']})"
@@ -86,6 +86,7 @@ def page(view: RunView, *, narrative_text: bool = True) -> str:
         # Nothing may load from elsewhere, whatever the page holds.
         '<meta http-equiv="Content-Security-Policy" content="default-src \'none\'; '
         "style-src 'unsafe-inline'; img-src data:\">",
+        f'<meta name="outcomes-revision" content="{_e(b["revision_id"])}">',
         f"<title>{_e(title)}</title>",
         f"<style>{STYLE}</style>",
         "</head>",
@@ -97,7 +98,7 @@ def page(view: RunView, *, narrative_text: bool = True) -> str:
         "<main>",
         *_status(b),
         *_timeline(view),
-        *_narratives(view, narrative_text),
+        *_narratives(view),
         *_evidence(view, b),
         "</main>",
         "<footer>",
@@ -274,7 +275,7 @@ def _timeline(view: RunView) -> list[str]:
     return out
 
 
-def _narratives(view: RunView, narrative_text: bool) -> list[str]:
+def _narratives(view: RunView) -> list[str]:
     out = ['<section aria-labelledby="h-narratives">', '<h2 id="h-narratives">Narratives</h2>']
     maps = claim_maps(view)
     if not maps:
@@ -285,7 +286,7 @@ def _narratives(view: RunView, narrative_text: bool) -> list[str]:
             f"<h3>Narrative <code>{_e(nid)}</code> "
             f'<span class="muted">(event {_links([m["event_id"]])})</span></h3>'
         )
-        if not narrative_text:
+        if "narrative" in view.redacted:
             out.append("<p>The narrative text is redacted from this report.</p>")
         elif m["text"] is None:
             out.append("<p>The narrative text is not in this report's source.</p>")
@@ -294,23 +295,23 @@ def _narratives(view: RunView, narrative_text: bool) -> list[str]:
         out += _table(
             f"Claim map of {nid}",
             ("claim", "kind", "verdict now", "judged on", "first verdict", "the account supports"),
-            (_claim_row(c, narrative_text) for c in m["claims"]),
+            (_claim_row(c) for c in m["claims"]),
         )
     out.append("</section>")
     return out
 
 
-def _claim_row(c: dict[str, Any], narrative_text: bool) -> Sequence[str]:
+def _claim_row(c: dict[str, Any]) -> Sequence[str]:
     tone = VERDICT_TONE.get(c["verdict"], "unknown")
     words = VERDICT_WORDS.get(c["verdict"], c["verdict"])
     if c["withdrawn"]:
         words, tone = f"{words}, withdrawn: no longer owed", "ok"
-    if c["span_text"] is None:
+    if c["span_start"] is None:
         said = f"left out: <code>{_e(c['subject'])}</code>"
-    elif narrative_text:
-        said = f'<a href="#{_anchor(c["claim_id"])}">“{_e(c["span_text"])}”</a>'
+    elif c["span_text"] is not None and c["current"]:
+        said = f'<a href="#{_anchor(c["claim_id"])}">{_e(quote(c))}</a>'
     else:
-        said = f"characters {c['span_start']}-{c['span_end']}"
+        said = _e(quote(c))
     on = c["judged_on"]
     where = (
         f'<a href="#revision-{_e(on["revision_id"]).rsplit(":", 1)[-1]}">'
@@ -346,7 +347,8 @@ def _highlight(m: dict[str, Any]) -> str:
     out, at = [], 0
     for c in spans:
         start, end = c["span_start"], c["span_end"]
-        if start < at:  # overlapping a claim already marked: its row in the map says it
+        if start < at:  # overlaps a claim already marked: an anchor only, its row says it
+            out.append(f'<span id="{_anchor(c["claim_id"])}"></span>')
             continue
         tone = VERDICT_TONE.get(c["verdict"], "unknown")
         words = VERDICT_WORDS.get(c["verdict"], c["verdict"])

@@ -4,8 +4,9 @@ revision, which settlement of each claim; no rule of the SPEC is decided here.""
 
 from __future__ import annotations
 
+import hashlib
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from reports.errors import RevisionNotFound, RunNotFound
@@ -22,7 +23,7 @@ class Narrative:
 
     narrative_id: str
     event_id: str
-    text: str
+    text: str | None  # None: redacted
     account_revision: int | None
     channel: str | None
     occurred_at: str
@@ -36,6 +37,8 @@ class RunView:
     revisions: tuple[Record, ...]
     verdicts: tuple[Record, ...]
     events: tuple[Record, ...] = ()
+    # What was taken out before rendering (`redact_narratives`), for the reader to see.
+    redacted: tuple[str, ...] = ()
 
     @classmethod
     def of(
@@ -95,7 +98,7 @@ class RunView:
             Narrative(
                 str(e["narrative_id"]),
                 str(e["event_id"]),
-                str(e["text"]),
+                e["text"] if e.get("text") is not None else None,
                 e.get("account_revision"),
                 e.get("channel"),
                 str(e["occurred_at"]),
@@ -104,11 +107,35 @@ class RunView:
             if e.get("type") == "narrative.submitted"
         ]
 
+    def redact_narratives(self) -> RunView:
+        """The view without narrative text: each narrative event's `text` and each
+        verdict's `span_text` become null, with the SHA-256 of what they held beside
+        them (`text_sha256`, `span_text_sha256`) so a holder of the text can match it."""
+        events = tuple(
+            {**e, "text": None, "text_sha256": _sha256(e["text"])}
+            if e.get("type") == "narrative.submitted" and e.get("text") is not None
+            else e
+            for e in self.events
+        )
+        verdicts = tuple(
+            {**v, "span_text": None, "span_text_sha256": _sha256(v["span_text"])}
+            if v.get("span_text") is not None
+            else v
+            for v in self.verdicts
+        )
+        return replace(
+            self, events=events, verdicts=verdicts, redacted=(*self.redacted, "narrative")
+        )
+
     def event(self, event_id: str) -> Record | None:
         for e in self.events:
             if e["event_id"] == event_id:
                 return e
         return None
+
+
+def _sha256(text: str) -> str:
+    return hashlib.sha256(text.encode()).hexdigest()
 
 
 def _body(record: Record) -> dict[str, Any]:

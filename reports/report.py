@@ -8,7 +8,7 @@ from __future__ import annotations
 from typing import Any
 
 from reports.model import Record, RunView
-from reports.status import Block, differences, render, status_block
+from reports.status import Block, differences, quote, render, status_block
 
 # A verdict's subject names an account entry by family (docs/claims.md).
 SUBJECT_FAMILIES = ("check", "effect", "artifact", "action", "snapshot")
@@ -115,7 +115,7 @@ def _event_of(chains: dict[str, list[Record]]) -> str:
     return str(next(iter(chains.values()))[0]["event_id"])
 
 
-def markdown(view: RunView, *, narrative_text: bool = True) -> str:
+def markdown(view: RunView) -> str:
     """The human report in Markdown: the status block, the timeline, the claim maps."""
     lines = [render(status_block(view), "markdown").rstrip("\n"), "", "## Revision timeline", ""]
     for link in timeline(view):
@@ -137,7 +137,7 @@ def markdown(view: RunView, *, narrative_text: bool = True) -> str:
         lines += ["none", ""]
     for m in maps:
         lines += [f"### Narrative `{m['narrative_id']}` (event `{m['event_id']}`)", ""]
-        if not narrative_text:
+        if "narrative" in view.redacted:
             lines += ["The narrative text is redacted from this report.", ""]
         elif m["text"] is None:
             lines += ["The narrative text is not in this report's source.", ""]
@@ -148,9 +148,7 @@ def markdown(view: RunView, *, narrative_text: bool = True) -> str:
             "|---|---|---|---|---|---|",
         ]
         for c in m["claims"]:
-            said = f"“{c['span_text']}”" if c["span_text"] is not None else "(left out)"
-            if not narrative_text and c["span_text"] is not None:
-                said = f"characters {c['span_start']}-{c['span_end']}"
+            said = quote(c)
             now = c["verdict"] + (" (withdrawn)" if c["withdrawn"] else "")
             on = c["judged_on"]
             where = f"{on['revision_id']} {on['subject'] or 'status'}"

@@ -213,7 +213,7 @@ def differences(then: Block, now: Block) -> list[dict[str, Any]]:
         claim = then_claims.get(k) or now_claims[k]
         was = _shown(then_claims[k]) if k in then_claims else "absent"
         is_ = _shown(now_claims[k]) if k in now_claims else "absent"
-        compare(f"{claim['narrative_id']} {_quote(claim)}", was, is_)
+        compare(f"{claim['narrative_id']} {quote(claim)}", was, is_)
     a_paths = {r["path"]: r["change"] for r in then["artifacts"]}
     b_paths = {r["path"]: r["change"] for r in now["artifacts"]}
     for path in sorted(a_paths.keys() | b_paths.keys()):
@@ -373,7 +373,7 @@ def _block_lines(b: Block, md: bool, level: int = 1) -> list[str]:
             md,
             ("narrative", "claim", "verdict", "the account supports"),
             [
-                (c["narrative_id"], _quote(c), _state(c, md),
+                (c["narrative_id"], quote(c), _state(c, md),
                  c["supported"] or "—")
                 for c in b["claims"]
             ],
@@ -418,9 +418,12 @@ def _num(value: Any) -> str:
     return "none" if value is None else str(value)
 
 
-def _quote(claim: Mapping[str, Any]) -> str:
-    if claim["span_text"] is None:
+def quote(claim: Mapping[str, Any]) -> str:
+    """A claim as the reader finds it: its words, or where they were (redacted)."""
+    if claim["span_start"] is None:
         return f"(left out: {claim['subject']})"
+    if claim["span_text"] is None:
+        return f"(characters {claim['span_start']}-{claim['span_end']}, text redacted)"
     return f"“{claim['span_text']}”"
 
 
