@@ -1,0 +1,287 @@
+"""The consumer SDK against the real broker: typed items in order per run with their
+deterministic ids, filters, offsets committed only after the handler returns (a crash
+redelivers), handler retries then dead letters, undecodable records dead-lettered."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+import uuid
+from collections import defaultdict
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from common.settings import Settings
+from devtools.samples import sample_records
+from streams.sdk.consumer import (
+    HANDLER_FAILED,
+    AccountRevision,
+    Backoff,
+    ClaimNotification,
+    ClaimVerdict,
+    Item,
+    Notification,
+    OutcomesConsumer,
+    Reject,
+    RetryLater,
+)
+from tests.consumer_support import publish, read_all, run_notifications
+
+ROOT = Path(__file__).resolve().parent.parent
+FAST = Backoff(base=0.01, cap=0.05)
+
+
+def group() -> str:
+    return f"outcomes-reader-test-{uuid.uuid4().hex[:12]}"
+
+
+def make_consumer(
+    settings: Settings, notifications: str, dead: str, **options: Any
+) -> OutcomesConsumer:
+    options.setdefault("group", group())
+    options.setdefault("from_beginning", True)
+    options.setdefault("backoff", FAST)
+    return OutcomesConsumer(
+        settings, topics={"notification": notifications}, dead_letter_topic=dead, **options
+    )
+
+
+def collect(consumer: OutcomesConsumer, idle: float = 3.0) -> list[Item]:
+    seen: list[Item] = []
+    with consumer:
+        consumer.run(seen.append, idle_timeout=idle)
+    return seen
+
+
+def test_typed_notifications_in_order_per_run_with_their_ids(
+    kafka_settings: Settings, kafka_config: dict[str, Any], kafka_topic: Callable[..., str]
+) -> None:
+    topic, dead = kafka_topic("notifications", partitions=3), kafka_topic("dead")
+    records = run_notifications("order", runs=6, revisions=4)
+    publish(kafka_config, topic, records)
+
+    seen = collect(make_consumer(kafka_settings, topic, dead))
+
+    assert sorted(i.id for i in seen) == sorted(r.id for r in records)
+    assert all(isinstance(i, Notification) for i in seen)
+    by_run: dict[str, list[int]] = defaultdict(list)
+    for item in seen:
+        assert isinstance(item, Notification)
+        by_run[item.run_id].append(item.revision)
+        assert item.id == f"{item.run_id}:{item.revision}"
+    assert all(revisions == [1, 2, 3, 4] for revisions in by_run.values()), by_run
+    first = next(i for i in seen if i.id == "order-000:2")
+    assert isinstance(first, Notification)
+    assert (first.kind, first.previous_status, first.status) == (
+        "account.superseded",
+        "unresolved",
+        "blocked",
+    )
+    assert first.to_json()["record"] == "notification"
+    assert first.body["notification_id"] == "order-000:2"
+
+
+def test_filters_by_run_prefix_kind_and_status_change(
+    kafka_settings: Settings, kafka_config: dict[str, Any], kafka_topic: Callable[..., str]
+) -> None:
+    topic, dead = kafka_topic("notifications", partitions=2), kafka_topic("dead")
+    records = run_notifications("keep", 2, 3) + run_notifications("drop", 2, 3)
+    same = dict(records[-1].body, notification_id="keep-same:2", run_id="keep-same")
+    same |= {"revision": 2, "previous_status": same["status"], "kind": "account.superseded"}
+    records.append(type(records[0])("notification", "keep-same", "keep-same:2", same))
+    publish(kafka_config, topic, records)
+
+    prefixed = collect(make_consumer(kafka_settings, topic, dead, run_prefix="keep-"))
+    assert sorted(i.id for i in prefixed) == sorted(r.id for r in records if r.key[:5] == "keep-")
+
+    finals = collect(make_consumer(kafka_settings, topic, dead, kinds=["account.final"]))
+    assert sorted(i.id for i in finals) == ["drop-000:1", "drop-001:1", "keep-000:1", "keep-001:1"]
+
+    exact = collect(
+        make_consumer(kafka_settings, topic, dead, run_ids=["keep-same"], status_changed=True)
+    )
+    assert exact == []  # its only notification kept the status
+    changed = collect(make_consumer(kafka_settings, topic, dead, status_changed=True))
+    assert "keep-same:2" not in {i.id for i in changed}
+    assert len(changed) == len(records) - 1
+
+
+def test_revisions_verdicts_and_claim_notifications_on_request(
+    kafka_settings: Settings, kafka_config: dict[str, Any], kafka_topic: Callable[..., str]
+) -> None:
+    kinds = ("notification", "claim_notification", "account_revision", "claim_verdict")
+    topics = {kind: kafka_topic(kind.replace("_", "-")) for kind in kinds}
+    dead = kafka_topic("dead")
+    records = [r for r in sample_records() if r.kind in kinds]
+    for kind, topic in topics.items():
+        publish(kafka_config, topic, [r for r in records if r.kind == kind])
+
+    consumer = OutcomesConsumer(
+        kafka_settings,
+        group=group(),
+        records=kinds,
+        topics=topics,
+        dead_letter_topic=dead,
+        from_beginning=True,
+    )
+    seen = collect(consumer)
+
+    assert sorted((i.record, i.id) for i in seen) == sorted((r.kind, r.id) for r in records)
+    types = {type(i) for i in seen}
+    assert types == {Notification, ClaimNotification, AccountRevision, ClaimVerdict}
+    revision = next(i for i in seen if isinstance(i, AccountRevision) and i.revision == 2)
+    assert revision.changes == tuple(revision.body["changes"])
+    verdict = next(i for i in seen if isinstance(i, ClaimVerdict))
+    assert verdict.id == verdict.body["verdict_id"] and verdict.claim_kind
+    assert consumer.stats.dead_lettered == 0
+
+
+def test_offset_is_committed_only_after_the_handler_returns(
+    kafka_settings: Settings, kafka_config: dict[str, Any], kafka_topic: Callable[..., str]
+) -> None:
+    """An exception that escapes (here KeyboardInterrupt) leaves its record uncommitted:
+    the next member of the group starts with exactly that record."""
+    topic, dead = kafka_topic("notifications"), kafka_topic("dead")
+    records = run_notifications("crash", runs=1, revisions=10)
+    publish(kafka_config, topic, records)
+    name = group()
+    handled: list[str] = []
+
+    def handler(item: Item) -> None:
+        if item.id == "crash-000:6":
+            raise KeyboardInterrupt
+        handled.append(item.id)
+
+    with (
+        pytest.raises(KeyboardInterrupt),
+        make_consumer(kafka_settings, topic, dead, group=name) as consumer,
+    ):
+        consumer.run(handler, idle_timeout=5)
+    assert handled == [f"crash-000:{r}" for r in range(1, 6)]
+
+    rest = collect(make_consumer(kafka_settings, topic, dead, group=name))
+    assert [i.id for i in rest] == [f"crash-000:{r}" for r in range(6, 11)]
+
+
+CHILD = textwrap.dedent(
+    """
+    import os, sys
+    from streams.sdk.consumer import OutcomesConsumer
+
+    topic, dead, group, log = sys.argv[1:5]
+    out = open(log, "a")
+
+    def handler(item):
+        if item.id == "killed-001:4":
+            os._exit(17)  # a crash: no close, no commit of what is in flight
+        out.write(item.id + "\\n")
+        out.flush()
+
+    consumer = OutcomesConsumer(group=group, topics={"notification": topic},
+                                dead_letter_topic=dead, from_beginning=True,
+                                commit_interval=0.0, config={"session.timeout.ms": 6000})
+    consumer.run(handler, idle_timeout=10)
+    """
+)
+
+
+def test_a_killed_consumer_loses_nothing_its_group_gets_it_again(
+    kafka_bootstrap: str,
+    kafka_settings: Settings,
+    kafka_config: dict[str, Any],
+    kafka_topic: Callable[..., str],
+    tmp_path: Path,
+) -> None:
+    topic, dead = kafka_topic("notifications", partitions=2), kafka_topic("dead")
+    records = run_notifications("killed", runs=3, revisions=6)
+    publish(kafka_config, topic, records)
+    name, log = group(), tmp_path / "handled.txt"
+    env = {**os.environ, "OUTCOMES_BOOTSTRAP": kafka_bootstrap, "PYTHONPATH": str(ROOT)}
+    child = subprocess.run(
+        [sys.executable, "-c", CHILD, topic, dead, name, str(log)],
+        env=env,
+        cwd=ROOT,
+        timeout=120,
+        capture_output=True,
+        text=True,
+    )
+    assert child.returncode == 17, child.stderr
+    before = log.read_text().split()
+    assert "killed-001:4" not in before
+
+    # The dead member holds its partitions until its session (6 s) times out.
+    again = collect(make_consumer(kafka_settings, topic, dead, group=name), idle=20.0)
+    after = [i.id for i in again]
+    assert "killed-001:4" in after
+    assert set(before) | set(after) == {r.id for r in records}  # nothing lost
+    order = [i for i in after if i.startswith("killed-001:")]
+    assert order == sorted(order, key=lambda i: int(i.rsplit(":", 1)[1]))
+
+
+def test_a_failing_handler_is_retried_then_dead_lettered_and_the_consumer_goes_on(
+    kafka_settings: Settings, kafka_config: dict[str, Any], kafka_topic: Callable[..., str]
+) -> None:
+    topic, dead = kafka_topic("notifications"), kafka_topic("dead")
+    records = run_notifications("flaky", runs=1, revisions=5)
+    publish(kafka_config, topic, records)
+    attempts: dict[str, int] = defaultdict(int)
+    handled: list[str] = []
+
+    def handler(item: Item) -> None:
+        attempts[item.id] += 1
+        if item.id == "flaky-000:2" and attempts[item.id] <= 2:
+            raise ConnectionError("database restarting")
+        if item.id == "flaky-000:3":
+            raise ValueError("cannot handle revision 3")
+        if item.id == "flaky-000:4" and attempts[item.id] <= 3:
+            raise RetryLater("peer down")
+        if item.id == "flaky-000:5":
+            raise Reject("not_ours", "revision 5 belongs elsewhere")
+        handled.append(item.id)
+
+    with make_consumer(kafka_settings, topic, dead, retries=3) as consumer:
+        consumer.run(handler, idle_timeout=3)
+
+    assert handled == ["flaky-000:1", "flaky-000:2", "flaky-000:4"]
+    assert attempts["flaky-000:2"] == 3  # two failures, then success
+    assert attempts["flaky-000:3"] == 4  # the first try and three retries
+    assert attempts["flaky-000:4"] == 4  # transient: retried until it succeeded
+    assert attempts["flaky-000:5"] == 1  # rejected: never retried
+    assert consumer.stats.dead_lettered == 2
+    letters = sorted(read_all(kafka_config, dead, 2), key=lambda d: d["origin_offset"])
+    assert [d["reason"] for d in letters] == [HANDLER_FAILED, "not_ours"]
+    assert [d["origin_offset"] for d in letters] == [2, 4]
+    assert letters[0]["origin_topic"] == topic and letters[0]["run_id"] == "flaky-000"
+    assert "ValueError: cannot handle revision 3" in letters[0]["message"]
+    assert "handler failed 4 times" in letters[0]["message"]
+
+
+def test_undecodable_records_are_dead_lettered_and_the_consumer_goes_on(
+    kafka_settings: Settings, kafka_config: dict[str, Any], kafka_topic: Callable[..., str]
+) -> None:
+    topic, dead = kafka_topic("notifications"), kafka_topic("dead")
+    good = run_notifications("mixed", runs=1, revisions=2)
+    revision = next(r for r in sample_records() if r.kind == "account_revision")
+    publish(kafka_config, topic, [good[0]])
+    publish(kafka_config, topic, [(b"mixed-000", b"not avro at all"), (b"mixed-000", None)])
+    publish(kafka_config, topic, [revision, good[1]])  # a revision where notifications go
+
+    consumer = make_consumer(kafka_settings, topic, dead)
+    seen = collect(consumer)
+
+    assert [i.id for i in seen] == ["mixed-000:1", "mixed-000:2"]
+    letters = sorted(read_all(kafka_config, dead, 3), key=lambda d: d["origin_offset"])
+    assert [(d["origin_offset"], d["reason"]) for d in letters] == [
+        (1, "undecodable"),
+        (2, "undecodable"),
+        (3, "schema_violation"),
+    ]
+    assert letters[0]["raw"] == "bm90IGF2cm8gYXQgYWxs"  # base64 of the bytes as read
+    assert letters[0]["dead_letter_id"] == f"{topic}:0:1"
+    assert "AccountRevision" in letters[2]["message"]
+    assert consumer.stats.dead_lettered == 3
