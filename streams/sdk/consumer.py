@@ -492,8 +492,9 @@ class OutcomesConsumer:
         on_idle: Callable[[], None] | None = None,
     ) -> ConsumerStats:
         """Hand every kept item to `handler`, in order per partition, until :meth:`stop`,
-        `idle_timeout` seconds with nothing read (counted from the latest assignment), or `max_items` handled. `on_idle` is
-        called whenever a poll brings nothing (a live view flushes what it holds)."""
+        `idle_timeout` seconds with nothing read (counted from the latest assignment), or
+        `max_items` handled. `on_idle` is called whenever a poll brings nothing (a live
+        view flushes what it holds)."""
         self._last_read = time.monotonic()
         while not self._stop.is_set():
             messages = self._consumer.consume(self._batch_size, self._poll_timeout)
