@@ -295,20 +295,21 @@ def _narratives(view: RunView) -> list[str]:
         out += _table(
             f"Claim map of {nid}",
             ("claim", "kind", "verdict now", "judged on", "first verdict", "the account supports"),
-            (_claim_row(c) for c in m["claims"]),
+            (_claim_row(c, m["text"] is not None) for c in m["claims"]),
         )
     out.append("</section>")
     return out
 
 
-def _claim_row(c: dict[str, Any]) -> Sequence[str]:
+def _claim_row(c: dict[str, Any], marked: bool) -> Sequence[str]:
+    """A claim map row; `marked`: the narrative is on the page, the claim marked in it."""
     tone = VERDICT_TONE.get(c["verdict"], "unknown")
     words = VERDICT_WORDS.get(c["verdict"], c["verdict"])
     if c["withdrawn"]:
         words, tone = f"{words}, withdrawn: no longer owed", "ok"
     if c["span_start"] is None:
         said = f"left out: <code>{_e(c['subject'])}</code>"
-    elif c["span_text"] is not None and c["current"]:
+    elif marked and c["current"]:
         said = f'<a href="#{_anchor(c["claim_id"])}">{_e(quote(c))}</a>'
     else:
         said = _e(quote(c))
