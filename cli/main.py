@@ -38,6 +38,7 @@ COMMANDS: dict[str, str] = {
     "demo": "cli.demo:demo",
     "loadgen": "cli.loadgen:loadgen",
     "bench": "cli.bench:bench",
+    "relay": "cli.relay:relay",
     "show": "cli.show:show",
     "export": "cli.export:export",
     "verify-bundle": "cli.verify_bundle:verify_bundle",

@@ -22,10 +22,12 @@ from __future__ import annotations
 
 import http.client
 import logging
+import os
 import ssl
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from importlib.metadata import version
+from pathlib import Path
 from typing import Final
 from urllib.parse import urlsplit
 
@@ -53,6 +55,35 @@ class RelayStats:
     delivered: int = 0
     failed_attempts: int = 0
     rejected: int = 0
+
+
+SECRET_ENV: Final = "OUTCOMES_RELAY_SECRET"
+SECRET_FILE_ENV: Final = "OUTCOMES_RELAY_SECRET_FILE"
+
+
+def load_secret(path: Path | None = None, env: Mapping[str, str] | None = None) -> str:
+    """The shared secret: the file `path` if given, else OUTCOMES_RELAY_SECRET_FILE's
+    file, else OUTCOMES_RELAY_SECRET. Raises RelayError when there is none: the relay
+    never sends unsigned. The secret itself never appears in a message."""
+    env = os.environ if env is None else env
+    if path is None and env.get(SECRET_FILE_ENV):
+        path = Path(env[SECRET_FILE_ENV])
+    if path is not None:
+        try:
+            secret = path.expanduser().read_text(encoding="utf-8").rstrip("\r\n")
+        except (OSError, UnicodeDecodeError) as exc:
+            reason = exc.strerror if isinstance(exc, OSError) else "not UTF-8 text"
+            raise RelayError(f"relay secret file {path}: cannot read it ({reason})") from None
+        if not secret:
+            raise RelayError(f"relay secret file {path} is empty")
+        return secret
+    secret = env.get(SECRET_ENV, "")
+    if not secret:
+        raise RelayError(
+            f"no relay secret: set {SECRET_ENV} or give --secret-file "
+            f"({SECRET_FILE_ENV}); the relay never sends unsigned notifications"
+        )
+    return secret
 
 
 def _public_url(url: str) -> str:
