@@ -44,7 +44,7 @@ code { font: .92em ui-monospace, "SFMono-Regular", Menlo, monospace; overflow-wr
 .banner { border: 2px solid var(--line); border-left-width: .6rem; padding: .75rem 1rem;
   margin: 1rem 0; }
 .banner.tone-ok { border-color: var(--ok); }
-.banner.tone-unknown { border-color: var(--unknown); border-style: dashed; }
+.banner.tone-unknown { border-color: var(--unknown); border-style: dashed dashed dashed solid; }
 .banner.tone-unmet { border-color: var(--unmet); }
 .banner.tone-failed { border-color: var(--failed); background: #fef3f2; }
 .banner p { margin: .2rem 0; }
