@@ -1,0 +1,150 @@
+"""`outcomes show`, `export` and `verify-bundle` through the stream: the seed's five-file
+run produced to Kafka, folded by `outcomes worker`, sunk by `outcomes sink` into chDB,
+gives the same bytes as through `outcomes replay` (issue 17, "done means").
+
+The run gets this test's own id (and event ids) so that other sessions on the shared dev
+broker cannot touch it; replay reads the same renamed events. `show` runs twice against
+ClickHouse: while the sink holds the chDB directory (through its read-only query
+endpoint) and after it stopped (the engine opened directly).
+"""
+
+from __future__ import annotations
+
+import difflib
+import signal
+import subprocess
+import sys
+import time
+import uuid
+from pathlib import Path
+from typing import Any
+
+import orjson
+import pytest
+
+from devtools.harness import (
+    Harness,
+    KafkaConfig,
+    Progress,
+    commit_offsets,
+    end_offsets,
+    finish,
+    group_offsets,
+    wait_for,
+)
+from reducers.catalog import OUTPUT_TOPICS
+
+ROOT = Path(__file__).resolve().parent.parent
+SAMPLE = ROOT / "samples" / "five_file_run.jsonl"
+pytestmark = pytest.mark.slow
+
+
+def outcomes(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "cli", *args],
+        capture_output=True,
+        text=True,
+        cwd=ROOT,
+        timeout=120,
+        check=False,
+    )
+
+
+def renamed(prefix: str) -> list[dict[str, Any]]:
+    """The sample with its run and event ids under `prefix`."""
+    events = []
+    for line in SAMPLE.read_bytes().splitlines():
+        event = orjson.loads(line)
+        event["run_id"] = f"{prefix}-five"
+        event["event_id"] = f"{prefix}-{event['event_id']}"
+        events.append(event)
+    return events
+
+
+def same(stream: str, replay: str, what: str) -> None:
+    """Assert the stream's output is replay's, showing where they part if not."""
+    if stream != replay:
+        diff = difflib.unified_diff(
+            replay.splitlines(), stream.splitlines(), "replay", "stream", lineterm="", n=2
+        )
+        pytest.fail(f"{what}: the stream's output differs from replay's:\n" + "\n".join(diff))
+
+
+def wait_sunk(config: KafkaConfig, group: str, targets: dict[tuple[str, int], int]) -> None:
+    """Until the sink's group has committed up to `targets` (the outputs' ends after the
+    worker finished): everything the worker wrote for this test is in chDB."""
+    deadline = time.monotonic() + 120
+    while time.monotonic() < deadline:
+        done = group_offsets(config, group, OUTPUT_TOPICS.values())
+        if all(done.get(tp, -1) >= end for tp, end in targets.items()):
+            return
+        time.sleep(0.5)
+    pytest.fail("the sink did not commit the test's outputs within 120 s")
+
+
+def test_show_export_verify_through_the_stream_equal_replay(
+    kafka_bootstrap: str, kafka_config: KafkaConfig, tmp_path: Path
+) -> None:
+    with Harness(kafka_config, kafka_bootstrap, tmp_path, "show") as harness:
+        events = renamed(harness.prefix)
+        run = events[0]["run_id"]
+        events_file = tmp_path / "events.jsonl"
+        events_file.write_bytes(b"".join(orjson.dumps(e) + b"\n" for e in events))
+
+        # Replay: the reference.
+        replay_out = tmp_path / "replay.jsonl"
+        proc = outcomes("replay", str(events_file), "--out", str(replay_out))
+        assert proc.returncode == 0, proc.stderr
+
+        # The stream: one event at a time, each folded and its outputs published before
+        # the next, so the run log holds them in the file's order, as replay reads them
+        # (all at once, events of different topics reach the run log in any order, and a
+        # revision made in another order knows other things: a different history). Then
+        # the sink, from where the outputs stood before this test.
+        worker = harness.worker()
+        worker.start()
+        for event in events:
+            harness.produce([event])
+            progress = Progress(kafka_config, harness.app_id)
+            try:
+                wait_for(progress.done, 60, f"the worker to fold {event['event_id']}", 0.2)
+            finally:
+                progress.close()
+        finish([worker], kafka_config, timeout=180)
+        targets = end_offsets(kafka_config, OUTPUT_TOPICS.values())
+        group = f"test-show-sink-{uuid.uuid4().hex[:8]}"
+        commit_offsets(kafka_config, group, harness.marks.outputs)
+        dsn = f"chdb://{tmp_path}/chdb"
+        sink = subprocess.Popen(
+            [sys.executable, "-m", "cli", "sink", "--bootstrap", kafka_bootstrap,
+             "--clickhouse", dsn, "--group-id", group, "--batch-seconds", "0.2"],
+            cwd=ROOT, stderr=subprocess.PIPE, text=True,
+        )  # fmt: skip
+        try:
+            wait_sunk(kafka_config, group, targets)
+            live = outcomes("show", run, "--clickhouse", dsn, "--format", "json")
+        finally:
+            sink.send_signal(signal.SIGTERM)
+            _, err = sink.communicate(timeout=60)
+        assert sink.returncode == 0, err
+        reference = outcomes("show", run, "--from", str(replay_out), "--format", "json")
+        assert reference.returncode == 0, reference.stderr
+        assert live.returncode == 0, live.stderr
+        same(live.stdout, reference.stdout, "show --format json, through the sink's endpoint")
+        assert orjson.loads(reference.stdout)["status"] == "complete"
+
+        for args in (("--format", "text"), ("--format", "markdown", "--revision", "1")):
+            stream = outcomes("show", run, "--clickhouse", dsn, *args)
+            replay = outcomes("show", run, "--from", str(replay_out), *args)
+            assert stream.returncode == replay.returncode == 0, stream.stderr + replay.stderr
+            same(stream.stdout, replay.stdout, f"show {' '.join(args)}")
+
+        bundles: list[bytes] = []
+        for source in (("--clickhouse", dsn), ("--from", str(replay_out))):
+            out = tmp_path / f"bundle-{len(bundles)}.zip"
+            proc = outcomes("export", run, *source, "--events", str(events_file), "--out", str(out))
+            assert proc.returncode == 0, proc.stderr
+            verified = outcomes("verify-bundle", str(out))
+            assert verified.returncode == 0 and verified.stdout == "", verified.stdout
+            bundles.append(out.read_bytes())
+        assert bundles[0] == bundles[1]
