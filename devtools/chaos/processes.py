@@ -1,0 +1,140 @@
+"""The processes of a chaos scenario: workers (`outcomes worker`, or the hooked one when
+a scenario breaks it on purpose) and sinks (`devtools.chaos.hooked sink`: the real sink
+with merges stopped). Logs go to files, never to pipes a stopped reader could fill."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO
+
+from devtools.chaos.hooked import HOOK_ENV
+from devtools.harness import WorkerProcess
+
+
+@dataclass
+class ChaosWorker(WorkerProcess):
+    """A worker of the scenario's app; with `hook`, the hooked worker (devtools.chaos.hooked)."""
+
+    hook: str | None = None
+
+    def start(self) -> ChaosWorker:
+        if self.hook is None:
+            super().start()
+            return self
+        args = [
+            sys.executable,
+            "-m",
+            "devtools.chaos.hooked",
+            "worker",
+            "--bootstrap",
+            self.bootstrap,
+            "--app-id",
+            self.app_id,
+            "--state-dir",
+            str(self.state_dir),
+            *self.extra,
+        ]
+        if self.until_idle is not None:
+            args += ["--until-idle", str(self.until_idle)]
+        if self.web_port is not None:
+            args += ["--web-port", str(self.web_port)]
+        self.last_stats = None
+        self._log = self.log_path.open("ab")
+        self._log.write(f"\n==== start {time.strftime('%H:%M:%S')} {args}\n".encode())
+        self._log.flush()
+        env = {**os.environ, "PYTHONUNBUFFERED": "1", **self.env, HOOK_ENV: self.hook}
+        self.process = subprocess.Popen(
+            args, stdout=self._log, stderr=subprocess.STDOUT, env=env, start_new_session=True
+        )
+        return self
+
+
+@dataclass
+class SinkProcess:
+    """One sink subprocess writing to the scenario's ClickHouse."""
+
+    bootstrap: str
+    dsn: str
+    group: str
+    log_path: Path
+    hook: str | None = None
+    process: subprocess.Popen[bytes] | None = None
+    starts: int = 0
+    _log: IO[bytes] | None = field(default=None, repr=False)
+
+    def start(self) -> SinkProcess:
+        args = [
+            sys.executable,
+            "-m",
+            "devtools.chaos.hooked",
+            "sink",
+            "--bootstrap",
+            self.bootstrap,
+            "--clickhouse",
+            self.dsn,
+            "--group-id",
+            self.group,
+        ]
+        env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+        env.pop(HOOK_ENV, None)
+        if self.hook is not None:
+            env[HOOK_ENV] = self.hook
+        self._log = self.log_path.open("ab")
+        self._log.write(f"\n==== start {time.strftime('%H:%M:%S')} {args}\n".encode())
+        self._log.flush()
+        self.process = subprocess.Popen(
+            args, stdout=self._log, stderr=subprocess.STDOUT, env=env, start_new_session=True
+        )
+        self.starts += 1
+        return self
+
+    @property
+    def pid(self) -> int:
+        assert self.process is not None
+        return self.process.pid
+
+    def alive(self) -> bool:
+        return self.process is not None and self.process.poll() is None
+
+    def signal(self, signum: int) -> None:
+        if self.alive():
+            os.kill(self.pid, signum)
+
+    def kill(self) -> None:
+        """SIGKILL: no flush, no commit; then reap it."""
+        self.signal(signal.SIGKILL)
+        self.wait(30)
+
+    def wait(self, timeout: float) -> int:
+        assert self.process is not None
+        try:
+            code = self.process.wait(timeout)
+        except subprocess.TimeoutExpired:
+            raise AssertionError(
+                f"sink still running after {timeout}s; log tail:\n{self.tail()}"
+            ) from None
+        self._close_log()
+        return code
+
+    def stop(self) -> None:
+        """Kill the process if it still runs (for `finally` blocks)."""
+        if self.alive():
+            assert self.process is not None
+            self.process.kill()
+            self.process.wait(30)
+        self._close_log()
+
+    def _close_log(self) -> None:
+        if self._log is not None:
+            self._log.close()
+            self._log = None
+
+    def tail(self, lines: int = 30) -> str:
+        text = self.log_path.read_text(errors="replace") if self.log_path.exists() else ""
+        return "\n".join(text.splitlines()[-lines:])

@@ -1,0 +1,275 @@
+"""The chaos scenarios: a load through real workers and sinks into ClickHouse, faults
+injected on the way, the checker at the end (docs/reliability.md).
+
+Each scenario is a function of a `Pipeline` (its world) and a `Plan` (how many events,
+how many repetitions of the fault, the seed that drew the moments). Scenarios that
+touch only workers and sinks run against any broker (the dev stack); those that stop
+brokers start a stack of their own on ports 19092-19094 (devtools/brokers.py) and
+always stop it.
+"""
+
+from __future__ import annotations
+
+import random
+import shutil
+import signal
+import tempfile
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+
+from devtools.chaos.checker import Report
+from devtools.chaos.pipeline import (
+    SESSION_TIMEOUT,
+    STALL_LIMIT,
+    Pipeline,
+    wait_flushes,
+    wait_progress,
+)
+from devtools.harness import sigkill
+
+
+@dataclass(frozen=True)
+class Plan:
+    """How big a scenario's run is: events, fault repetitions, the seed of its moments."""
+
+    events: int = 20_000
+    repeats: int = 3
+    seed: int = 0
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What one scenario did and what the checker found."""
+
+    scenario: str
+    events: int
+    faults: int
+    report: Report
+    stall: float
+    seconds: float
+    seed: int
+
+    @property
+    def ok(self) -> bool:
+        return self.report.ok
+
+
+Play = Callable[[Pipeline, Plan], None]
+
+
+@dataclass(frozen=True)
+class Scenario:
+    name: str
+    summary: str
+    play: Play
+    stall_limit: float | None = None
+
+
+def _kill_target(pipe: Pipeline, plan: Plan) -> int:
+    """A random number of records (both stages) to let a worker handle before a fault."""
+    return pipe.rng.randint(max(1, plan.events // 12), max(2, plan.events // 4))
+
+
+def worker_kill(pipe: Pipeline, plan: Plan) -> None:
+    """SIGKILL the worker `repeats` times mid-load, restarting it each time."""
+    pipe.produce(pipe.workload(plan.events, plan.seed))
+    sink = pipe.sink().start()
+    worker = pipe.worker()
+    for _ in range(plan.repeats):
+        worker.start()
+        wait_progress(worker, _kill_target(pipe, plan))
+        time.sleep(pipe.rng.uniform(0.0, 0.3))
+        sigkill(worker)
+        pipe.faults += 1
+    worker.start()
+    pipe.finish_workers([worker])
+    assert sink.alive()
+    pipe.finish_sinks()
+
+
+def sink_kill(pipe: Pipeline, plan: Plan) -> None:
+    """SIGKILL the sink `repeats` times, each time after a random number of flushes and
+    a random instant (often mid-batch), restarting it each time."""
+    pipe.produce(pipe.workload(plan.events, plan.seed))
+    worker = pipe.worker().start()
+    sink = pipe.sink()
+    for _ in range(plan.repeats):
+        sink.start()
+        wait_flushes(sink, pipe.rng.randint(1, 4), timeout=20)
+        time.sleep(pipe.rng.uniform(0.0, 0.5))
+        sink.kill()
+        pipe.faults += 1
+    sink.start()
+    pipe.finish_workers([worker])
+    pipe.finish_sinks()
+
+
+def both_kill(pipe: Pipeline, plan: Plan) -> None:
+    """SIGKILL the worker and the sink at the same instant, `repeats` times."""
+    pipe.produce(pipe.workload(plan.events, plan.seed))
+    worker = pipe.worker()
+    sink = pipe.sink()
+    for _ in range(plan.repeats):
+        worker.start()
+        sink.start()
+        wait_progress(worker, _kill_target(pipe, plan))
+        time.sleep(pipe.rng.uniform(0.0, 0.3))
+        worker.signal(signal.SIGKILL)
+        sink.signal(signal.SIGKILL)
+        worker.wait(30)
+        sink.wait(30)
+        pipe.faults += 2
+    worker.start()
+    sink.start()
+    pipe.finish_workers([worker])
+    pipe.finish_sinks()
+
+
+def rebalance(pipe: Pipeline, plan: Plan) -> None:
+    """Three rebalances under load: a worker joins, one is SIGKILLed, one leaves
+    gracefully (SIGTERM), then the survivor finishes."""
+    pipe.produce(pipe.workload(plan.events, plan.seed))
+    pipe.sink().start()
+    first = pipe.worker("a").start()
+    wait_progress(first, _kill_target(pipe, plan))
+    second = pipe.worker("b").start()  # joins
+    pipe.faults += 1
+    wait_progress(second, 1)
+    sigkill(first)  # dies without leaving: its partitions move after the session
+    pipe.faults += 1
+    third = pipe.worker("c").start()
+    wait_progress(third, 1, timeout=SESSION_TIMEOUT * 10)
+    second.signal(signal.SIGTERM)  # leaves gracefully
+    code = second.wait(120)
+    assert code == 0, f"worker b exited {code}:\n{second.tail()}"
+    pipe.faults += 1
+    pipe.finish_workers([third])
+    pipe.finish_sinks()
+
+
+def duplicates(pipe: Pipeline, plan: Plan) -> None:
+    """Every input event produced twice: the second copies in another order and in
+    batches of random sizes, while the worker and sink are already busy."""
+    events = pipe.workload(plan.events, plan.seed)
+    pipe.produce(events)
+    worker = pipe.worker().start()
+    pipe.sink().start()
+    again = list(events)
+    pipe.rng.shuffle(again)
+    start = 0
+    while start < len(again):
+        size = pipe.rng.randint(1, max(2, len(again) // 5))
+        pipe.produce(again[start : start + size])
+        start += size
+    pipe.faults += len(again)
+    pipe.finish_workers([worker])
+    pipe.finish_sinks()
+
+
+def poison(pipe: Pipeline, plan: Plan) -> None:
+    """1% of the records are malformed (not Avro): each must become one dead letter,
+    and the outputs must never stop for more than STALL_LIMIT seconds."""
+    pipe.produce(pipe.workload(plan.events, plan.seed), poison_every=100)
+    pipe.faults += len(pipe.poison)
+    worker = pipe.worker().start()
+    pipe.sink().start()
+    pipe.finish_workers([worker])
+    pipe.finish_sinks()
+
+
+def state_wipe(pipe: Pipeline, plan: Plan) -> None:
+    """The worker's state directory deleted between two runs: the second half of the
+    load is folded on a store rebuilt from the changelog. Repeated `repeats` times, each
+    time with another share of the load."""
+    events = pipe.workload(plan.events, plan.seed)
+    pipe.sink().start()
+    worker = pipe.worker()
+    parts = plan.repeats + 1
+    for index in range(parts):
+        pipe.produce(events[index * len(events) // parts : (index + 1) * len(events) // parts])
+        worker.start()
+        pipe.finish_workers([worker])
+        if index < parts - 1:
+            shutil.rmtree(worker.state_dir)
+            pipe.faults += 1
+    pipe.finish_sinks()
+
+
+def zombie(pipe: Pipeline, plan: Plan) -> None:
+    """A worker SIGSTOPped past its session timeout while a second one takes over its
+    partitions, then SIGCONTed: its late writes must change nothing. `repeats` times."""
+    pipe.produce(pipe.workload(plan.events, plan.seed))
+    pipe.sink().start()
+    frozen = pipe.worker("a").start()
+    other = pipe.worker("b")
+    for index in range(plan.repeats):
+        wait_progress(frozen, _kill_target(pipe, plan) * (index + 1))
+        frozen.signal(signal.SIGSTOP)
+        pipe.faults += 1
+        if not other.alive():
+            other.start()
+        stopped = time.monotonic()
+        wait_progress(other, 1, timeout=SESSION_TIMEOUT * 10)
+        time.sleep(max(0.0, SESSION_TIMEOUT + 2.0 - (time.monotonic() - stopped)))
+        frozen.signal(signal.SIGCONT)
+        time.sleep(2.0)
+        if not frozen.alive():
+            pipe.notes.append(f"the zombie exited {frozen.wait(5)} after SIGCONT")
+            frozen.start()
+    pipe.finish_workers([frozen, other])
+    pipe.finish_sinks()
+
+
+SCENARIOS: dict[str, Scenario] = {
+    s.name: s
+    for s in (
+        Scenario("worker-kill", "worker SIGKILLed mid-load, restarted", worker_kill),
+        Scenario("sink-kill", "sink SIGKILLed mid-batch, restarted", sink_kill),
+        Scenario("both-kill", "worker and sink SIGKILLed at once, restarted", both_kill),
+        Scenario("rebalance", "a worker joins, one is SIGKILLed, one leaves", rebalance),
+        Scenario("duplicates", "every input produced twice, reordered", duplicates),
+        Scenario("poison", "1% malformed records", poison, stall_limit=STALL_LIMIT),
+        Scenario("state-wipe", "worker state dir deleted between runs", state_wipe),
+        Scenario("zombie", "worker SIGSTOPped past its session, SIGCONTed", zombie),
+    )
+}
+
+
+def run_scenario(
+    scenario: Scenario, plan: Plan, bootstrap: str, workdir: Path | None = None
+) -> Outcome:
+    """Run one scenario against the broker at `bootstrap` in a temporary directory
+    (under `workdir` if given, kept there; else deleted) and check ClickHouse."""
+    seed = plan.seed or random.SystemRandom().randrange(1, 2**31)
+    plan = Plan(plan.events, plan.repeats, seed)
+    t0 = time.monotonic()
+    with _directory(workdir, scenario.name) as tmp, Pipeline(bootstrap, tmp, scenario.name) as pipe:
+        pipe.rng = random.Random(seed)
+        scenario.play(pipe, plan)
+        report, stall = pipe.check(scenario.stall_limit)
+        events = len(pipe.events) + len(pipe.poison)
+        return Outcome(
+            scenario.name, events, pipe.faults, report, stall, time.monotonic() - t0, seed
+        )
+
+
+class _directory:
+    """A scenario's directory: kept under `workdir`, or a temporary one deleted after."""
+
+    def __init__(self, workdir: Path | None, name: str) -> None:
+        self.workdir = workdir
+        self.name = name
+        self.tmp: tempfile.TemporaryDirectory[str] | None = None
+
+    def __enter__(self) -> Path:
+        if self.workdir is not None:
+            path = Path(tempfile.mkdtemp(prefix=f"{self.name}-", dir=self.workdir))
+            return path
+        self.tmp = tempfile.TemporaryDirectory(prefix=f"chaos-{self.name}-")
+        return Path(self.tmp.name)
+
+    def __exit__(self, *exc: object) -> None:
+        if self.tmp is not None:
+            self.tmp.cleanup()
