@@ -34,7 +34,7 @@ from pathlib import Path
 
 from common.codec import Codec
 from common.settings import Settings
-from devtools.bench import raw_ceiling, two_stage_floor
+from devtools.bench import pure_fold, raw_ceiling, two_stage_floor
 from devtools.harness import (
     Event,
     KafkaConfig,
@@ -254,6 +254,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         decoded, seconds = int(raw["events"]), raw["seconds"]
         ceiling = decoded / seconds
         floor = two_stage_floor(settings, start, ends, key_prefix=prefix)
+        fold = pure_fold(settings, start, ends, key_prefix=prefix)
         any_figures = next(iter(results.values()))
         print(
             f"\nmain load: {any_figures.events:,} events in {any_figures.runs:,} runs, "
@@ -278,6 +279,15 @@ def main(argv: Sequence[str] | None = None) -> None:
                 f"{figures.wall_seconds:.1f} s wall with start-up and idle exit); "
                 f"peak RSS {figures.peak_rss_mib:.0f} MiB"
             )
+        print(
+            f"  pure fold: {fold['cpu_us_per_event']} us of CPU per event "
+            f"({fold['events_per_cpu_s']:,} events/s; `outcomes replay`'s work on the same "
+            f"events in timestamp order, one core)"
+        )
+        if "batch" in results and "faust" in results:
+            ratio = results["faust"].rate / results["batch"].rate
+            verdict = "met" if ratio >= 0.5 else "NOT met"
+            print(f"  faust / batch: {ratio:.3f} (target >= 0.5: {verdict})")
         if scaled is not None:
             print(
                 f"  {engines[0]} engine, {args.scale_out} workers in one group (started "
