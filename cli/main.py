@@ -39,6 +39,7 @@ COMMANDS: dict[str, str] = {
     "loadgen": "cli.loadgen:loadgen",
     "bench": "cli.bench:bench",
     "relay": "cli.relay:relay",
+    "follow": "cli.follow:follow",
     "show": "cli.show:show",
     "export": "cli.export:export",
     "verify-bundle": "cli.verify_bundle:verify_bundle",

@@ -34,7 +34,14 @@ from types import TracebackType
 from typing import TYPE_CHECKING, Any, ClassVar, Final, Literal, NamedTuple, TypeVar, cast
 
 import orjson
-from confluent_kafka import Consumer, KafkaError, KafkaException, Producer, TopicPartition
+from confluent_kafka import (
+    TIMESTAMP_NOT_AVAILABLE,
+    Consumer,
+    KafkaError,
+    KafkaException,
+    Producer,
+    TopicPartition,
+)
 
 from common.codec import Codec
 from common.errors import SCHEMA_VIOLATION, UNDECODABLE, CodecError
@@ -69,17 +76,20 @@ REJECTED: Final = "rejected"
 
 
 class Origin(NamedTuple):
-    """Where a record was read: topic, partition, offset."""
+    """Where a record was read: topic, partition, offset, and the Kafka timestamp the
+    worker's producer gave it (milliseconds since the epoch; -1 if none)."""
 
     topic: str
     partition: int
     offset: int
+    timestamp: int = -1
 
 
 def _origin(message: Message) -> Origin:
     topic, partition, offset = message.topic(), message.partition(), message.offset()
     assert topic is not None and partition is not None and offset is not None  # consumed
-    return Origin(topic, partition, offset)
+    kind, stamp = message.timestamp()
+    return Origin(topic, partition, offset, stamp if kind != TIMESTAMP_NOT_AVAILABLE else -1)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -365,6 +375,7 @@ class OutcomesConsumer:
     `from_beginning`: a group with no committed offset starts at the oldest retained
     record instead of the newest; a group that committed resumes where it stopped.
     `commit=False` never commits (a live tail). `topics` overrides record kind -> topic.
+    `dead_letter_topic=None` only logs what would be dead-lettered (a read-only tail).
     Use as a context manager; :meth:`run` blocks until :meth:`stop` (from any thread or a
     signal handler), `idle_timeout` or `max_items`.
     """
@@ -386,7 +397,7 @@ class OutcomesConsumer:
         retries: int = 3,
         transient_retries: int | None = None,
         backoff: Backoff | None = None,
-        dead_letter_topic: str = OUTPUT_TOPICS["dead_letter"],
+        dead_letter_topic: str | None = OUTPUT_TOPICS["dead_letter"],
         topics: Mapping[str, str] | None = None,
         codec: Codec | None = None,
         config: Mapping[str, str | int | float | bool] | None = None,
@@ -428,6 +439,7 @@ class OutcomesConsumer:
         self._handled: dict[tuple[str, int], int] = {}  # partition -> next offset to commit
         self._assigned: set[tuple[str, int]] = set()
         self._revoked: set[tuple[str, int]] = set()  # since the current batch began
+        self._paused: set[str] = set()  # record kinds paused by pause()
         self._last_commit = time.monotonic()
         self._last_read = time.monotonic()
         self._closed = False
@@ -475,6 +487,20 @@ class OutcomesConsumer:
             self._consumer.close()
             if self._dead_letters is not None:
                 self._dead_letters.flush(10.0)
+
+    def pause(self, record: str) -> None:
+        """Stop fetching records of kind `record` (a handler that holds many of them lets
+        another kind catch up); records already fetched still come."""
+        self._paused.add(record)
+        self._consumer.pause(self._partitions_of(record))
+
+    def resume(self, record: str) -> None:
+        """Fetch records of kind `record` again."""
+        self._paused.discard(record)
+        self._consumer.resume(self._partitions_of(record))
+
+    def _partitions_of(self, record: str) -> list[TopicPartition]:
+        return [TopicPartition(t, p) for t, p in self._assigned if self.topics[t] == record]
 
     @property
     def assignment(self) -> frozenset[tuple[str, int]]:
@@ -649,7 +675,12 @@ class OutcomesConsumer:
                     early = _origin(message)
                     self._consumer.seek(TopicPartition(early.topic, early.partition, early.offset))
         finally:
-            still = [tp for tp in paused if (tp.topic, tp.partition) in self._assigned]
+            still = [
+                tp
+                for tp in paused
+                if (tp.topic, tp.partition) in self._assigned
+                and self.topics[tp.topic] not in self._paused
+            ]
             if still:
                 self._consumer.resume(still)
 
@@ -702,7 +733,7 @@ class OutcomesConsumer:
         event_id: str | None = None,
     ) -> None:
         """Write the record to the dead-letter topic and wait for the broker's ack."""
-        topic, partition, offset = _origin(message)
+        topic, partition, offset, _ = _origin(message)
         key = message.key()
         if run_id is None and key:
             run_id = key.decode("utf-8", "replace")
@@ -716,6 +747,10 @@ class OutcomesConsumer:
             run_id=run_id,
             event_id=event_id,
         )
+        self.stats.dead_lettered += 1
+        if self.dead_letter_topic is None:
+            log.warning("dropped %s:%s:%s (%s): %s", topic, partition, offset, reason, text)
+            return
         if self._dead_letters is None:
             self._dead_letters = Producer(
                 {
@@ -744,5 +779,4 @@ class OutcomesConsumer:
                 f"dead letter for {topic}:{partition}:{offset} not written to "
                 f"{self.dead_letter_topic}: {errors[0] if errors else 'no ack within 30 s'}"
             )
-        self.stats.dead_lettered += 1
         log.warning("dead-lettered %s:%s:%s (%s): %s", topic, partition, offset, reason, text)
