@@ -5,9 +5,12 @@ redelivers), handler retries then dead letters, undecodable records dead-lettere
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 import textwrap
+import threading
+import time
 import uuid
 from collections import defaultdict
 from collections.abc import Callable
@@ -16,8 +19,10 @@ from typing import Any
 
 import pytest
 
+import streams.sdk.consumer as consumer_module
 from common.settings import Settings
 from devtools.samples import sample_records
+from reducers.catalog import OUTPUT_TOPICS
 from streams.sdk.consumer import (
     HANDLER_FAILED,
     AccountRevision,
@@ -285,3 +290,60 @@ def test_undecodable_records_are_dead_lettered_and_the_consumer_goes_on(
     assert letters[0]["dead_letter_id"] == f"{topic}:0:1"
     assert "AccountRevision" in letters[2]["message"]
     assert consumer.stats.dead_lettered == 3
+
+
+README = ROOT / "README.md"
+EXAMPLE_GROUP = '"outcomes-reader-billing"'
+
+
+def readme_example() -> str:
+    blocks = re.findall(r"```python\n(.*?)```", README.read_text(encoding="utf-8"), re.S)
+    examples = [block for block in blocks if EXAMPLE_GROUP in block]
+    assert len(examples) == 1, "README.md must have exactly one consumer example"
+    return examples[0]
+
+
+def test_readme_consumer_example_runs_and_handles_each_notification_once(
+    kafka_bootstrap: str,
+    kafka_config: dict[str, Any],
+    kafka_topic: Callable[..., str],
+    monkeypatch: pytest.MonkeyPatch,
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    code = readme_example()
+    assert len([line for line in code.splitlines() if line.strip()]) <= 10
+    topic = kafka_topic("notifications", partitions=2)
+    records = run_notifications("readme", runs=3, revisions=2)
+    publish(kafka_config, topic, records)
+    publish(kafka_config, topic, records[:2])  # redelivered: the same ids again
+    # The example as printed, on this test's topic and with a group of its own.
+    monkeypatch.setattr(consumer_module, "OUTPUT_TOPICS", {**OUTPUT_TOPICS, "notification": topic})
+    monkeypatch.setenv("OUTCOMES_BOOTSTRAP", kafka_bootstrap)
+    code = code.replace(EXAMPLE_GROUP, repr(group()))
+    namespace: dict[str, Any] = {"__name__": "readme_consumer_example"}
+    failure: list[BaseException] = []
+
+    def run() -> None:
+        try:
+            exec(compile(code, str(README), "exec"), namespace)
+        except BaseException as exc:  # handed to the test thread
+            failure.append(exc)
+
+    thread = threading.Thread(target=run, daemon=True)
+    thread.start()
+    deadline = time.monotonic() + 60
+    wanted = {r.id for r in records}
+    while time.monotonic() < deadline and not failure:
+        if set(namespace.get("done", ())) >= wanted and "consumer" in namespace:
+            break
+        time.sleep(0.1)
+    if "consumer" in namespace:
+        namespace["consumer"].stop()
+    thread.join(timeout=30)
+    assert not failure and not thread.is_alive(), failure
+    assert namespace["done"] == wanted
+    printed = capsys.readouterr().out.splitlines()
+    assert sorted(printed) == sorted(
+        f"{r.key} revision {r.body['revision']}: {r.body['previous_status']} -> {r.body['status']}"
+        for r in records
+    )  # each once, though two were delivered twice
