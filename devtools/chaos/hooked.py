@@ -108,6 +108,7 @@ def _worker(argv: Sequence[str]) -> int:
     parser.add_argument("--app-id", required=True)
     parser.add_argument("--state-dir", required=True, type=Path)
     parser.add_argument("--session-timeout", type=float, default=10.0)
+    parser.add_argument("--replication", type=int, default=1)
     parser.add_argument("--until-idle", type=float, default=None)
     parser.add_argument("--web-port", type=int, default=None)
     parser.add_argument("--loglevel", default="info")
@@ -122,6 +123,7 @@ def _worker(argv: Sequence[str]) -> int:
         web_port=args.web_port or 0,
         web_enabled=args.web_port is not None and not args.no_web,
         session_timeout=args.session_timeout,
+        replication=args.replication,
     )
     return run_worker(settings, options, args.loglevel)
 

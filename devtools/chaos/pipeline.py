@@ -14,6 +14,7 @@ import contextlib
 import itertools
 import random
 import signal
+import threading
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -22,6 +23,7 @@ from confluent_kafka import Consumer, KafkaError, KafkaException, Message
 from confluent_kafka.admin import AdminClient
 
 from common.settings import Settings
+from devtools.chaos.brokers import OwnStack
 from devtools.chaos.checker import Check, Inputs, Position, Report, check, snapshot_of
 from devtools.chaos.processes import ChaosWorker, SinkProcess
 from devtools.harness import (
@@ -52,8 +54,12 @@ class Pipeline:
     context manager: every process it started is killed on exit and the app's internal
     topics and groups are deleted, whatever happened."""
 
-    def __init__(self, bootstrap: str, tmp: Path, tag: str) -> None:
+    def __init__(self, bootstrap: str, tmp: Path, tag: str, stack: OwnStack | None = None) -> None:
         settings = Settings.load(bootstrap=bootstrap)
+        self.stack = stack
+        # Internal topics as durable as the cluster allows (one copy per broker, up to 3).
+        self.replication = min(3, stack.brokers) if stack is not None else 1
+        self._producing: list[threading.Thread] = []
         self.bootstrap = bootstrap
         self.config: KafkaConfig = dict(settings.kafka_config())
         self.tmp = tmp
@@ -94,7 +100,12 @@ class Pipeline:
             bootstrap=self.bootstrap,
             log_path=self.tmp / f"worker-{name}.log",
             web_port=free_port(),
-            extra=("--session-timeout", str(SESSION_TIMEOUT)),
+            extra=(
+                "--session-timeout",
+                str(SESSION_TIMEOUT),
+                "--replication",
+                str(self.replication),
+            ),
             hook=hook,
         )
         self.harness.workers.append(worker)
@@ -140,6 +151,13 @@ class Pipeline:
             acked, failed = acked + a, failed + f
         return acked, failed
 
+    def produce_in_background(self, events: Sequence[Event], chunk: int = 500) -> None:
+        """`produce` on a thread of its own, in chunks (faults may hit it on the way);
+        `finish_workers` waits for it."""
+        thread = threading.Thread(target=self.produce, args=(events, 0, chunk), daemon=True)
+        thread.start()
+        self._producing.append(thread)
+
     def _produce(self, records: Sequence[tuple[str, str, bytes, Event | None]]) -> tuple[int, int]:
         client = producer({**self.config, "message.timeout.ms": 120_000})
         results: list[tuple[Event | None, Position] | None] = [None] * len(records)
@@ -179,6 +197,8 @@ class Pipeline:
 
     def finish_workers(self, workers: Sequence[ChaosWorker], timeout: float = 600) -> None:
         """The live workers handle everything produced so far, then stop cleanly."""
+        for thread in self._producing:
+            thread.join(timeout)
         live = [w for w in workers if w.alive()]
         if not live:
             raise AssertionError("no worker is running to finish the load")

@@ -15,10 +15,11 @@ import shutil
 import signal
 import tempfile
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from devtools.chaos.brokers import CHAOS_PORT, OwnStack, own_stack, restart_node
 from devtools.chaos.checker import Report
 from devtools.chaos.pipeline import (
     SESSION_TIMEOUT,
@@ -65,6 +66,8 @@ class Scenario:
     summary: str
     play: Play
     stall_limit: float | None = None
+    brokers: int = 1
+    """Nodes of the scenario's own stack (devtools/chaos/brokers.py)."""
 
 
 def _kill_target(pipe: Pipeline, plan: Plan) -> int:
@@ -222,6 +225,37 @@ def zombie(pipe: Pipeline, plan: Plan) -> None:
     pipe.finish_sinks()
 
 
+def broker_restart(pipe: Pipeline, plan: Plan) -> None:
+    """The single broker stopped (SIGTERM) and started again `repeats` times while the
+    load is produced and processed; producers, worker and sink ride it out."""
+    assert pipe.stack is not None, "broker scenarios run on a stack of their own"
+    worker = pipe.worker().start()
+    pipe.sink().start()
+    pipe.produce_in_background(pipe.workload(plan.events, plan.seed))
+    for index in range(plan.repeats):
+        wait_progress(worker, _kill_target(pipe, plan) * (index + 1))
+        restart_node(pipe.stack, 1, kill=False, down_seconds=pipe.rng.uniform(2.0, 5.0))
+        pipe.faults += 1
+    pipe.finish_workers([worker])
+    pipe.finish_sinks()
+
+
+def cluster_kill(pipe: Pipeline, plan: Plan) -> None:
+    """On a 3-broker cluster (3 replicas, min.insync.replicas=2, acks=all producers), one
+    broker SIGKILLed and restarted `repeats` times while the load is produced."""
+    assert pipe.stack is not None and pipe.stack.brokers == 3, "needs the 3-broker stack"
+    worker = pipe.worker().start()
+    pipe.sink().start()
+    pipe.produce_in_background(pipe.workload(plan.events, plan.seed))
+    for index in range(plan.repeats):
+        wait_progress(worker, _kill_target(pipe, plan) * (index + 1))
+        node = pipe.rng.randint(1, 3)
+        restart_node(pipe.stack, node, kill=True, down_seconds=pipe.rng.uniform(3.0, 8.0))
+        pipe.faults += 1
+    pipe.finish_workers([worker])
+    pipe.finish_sinks()
+
+
 SCENARIOS: dict[str, Scenario] = {
     s.name: s
     for s in (
@@ -233,19 +267,29 @@ SCENARIOS: dict[str, Scenario] = {
         Scenario("poison", "1% malformed records", poison, stall_limit=STALL_LIMIT),
         Scenario("state-wipe", "worker state dir deleted between runs", state_wipe),
         Scenario("zombie", "worker SIGSTOPped past its session, SIGCONTed", zombie),
+        Scenario("broker-restart", "the single broker restarted under load", broker_restart),
+        Scenario(
+            "cluster-kill",
+            "one of 3 brokers SIGKILLed and restarted under load",
+            cluster_kill,
+            brokers=3,
+        ),
     )
 }
 
 
 def run_scenario(
-    scenario: Scenario, plan: Plan, bootstrap: str, workdir: Path | None = None
+    scenario: Scenario, plan: Plan, stack: OwnStack, workdir: Path | None = None
 ) -> Outcome:
-    """Run one scenario against the broker at `bootstrap` in a temporary directory
-    (under `workdir` if given, kept there; else deleted) and check ClickHouse."""
+    """Run one scenario on `stack` in a temporary directory (under `workdir` if given,
+    and kept there; else deleted after) and check ClickHouse."""
     seed = plan.seed or random.SystemRandom().randrange(1, 2**31)
     plan = Plan(plan.events, plan.repeats, seed)
     t0 = time.monotonic()
-    with _directory(workdir, scenario.name) as tmp, Pipeline(bootstrap, tmp, scenario.name) as pipe:
+    with (
+        _directory(workdir, scenario.name) as tmp,
+        Pipeline(stack.bootstrap, tmp, scenario.name, stack) as pipe,
+    ):
         pipe.rng = random.Random(seed)
         scenario.play(pipe, plan)
         report, stall = pipe.check(scenario.stall_limit)
@@ -253,6 +297,32 @@ def run_scenario(
         return Outcome(
             scenario.name, events, pipe.faults, report, stall, time.monotonic() - t0, seed
         )
+
+
+def run_all(
+    names: Sequence[str],
+    plan: Plan,
+    *,
+    port: int = CHAOS_PORT,
+    workdir: Path | None = None,
+    echo: Callable[[str], None] = print,
+    done: Callable[[Outcome], None] = lambda outcome: None,
+) -> list[Outcome]:
+    """Run the named scenarios in order, each on a stack of the scenarios' own at `port`
+    (one single-broker stack shared by those that need one broker, a 3-broker stack for
+    the others; each stopped once its scenarios are done). `done` sees each outcome."""
+    outcomes: list[Outcome] = []
+    for brokers in (1, 3):
+        group = [SCENARIOS[n] for n in names if SCENARIOS[n].brokers == brokers]
+        if not group:
+            continue
+        state = Path(tempfile.mkdtemp(prefix=f"chaos-{brokers}b-", dir="/tmp"))
+        with own_stack(brokers, port, state, echo=echo) as stack:
+            for scenario in group:
+                outcome = run_scenario(scenario, plan, stack, workdir)
+                outcomes.append(outcome)
+                done(outcome)
+    return outcomes
 
 
 class _directory:
