@@ -192,6 +192,27 @@ NOT_RUN: dict[tuple[str, str], str] = {
     ): "stops the dev Kafka other tests and sessions use",
 }
 
+_READS_SAMPLE = (
+    "reads samples/five_file_run.jsonl (relative to the repository) or the replay output "
+    "the line before writes; tests/test_show.py and tests/test_export.py run show, export "
+    "and verify-bundle on that sample"
+)
+_EXPORT = (
+    "export run-five-files --from /tmp/five.jsonl --events samples/five_file_run.jsonl "
+    "--out /tmp/five.zip"
+)
+for _doc, _prefix, _shown in (
+    ("README.md", ".venv/bin/outcomes ", ("--revision 1",)),
+    ("docs/reports.md", "outcomes ", ("", "--revision 1 --format markdown")),
+):
+    for _args in (
+        "replay samples/five_file_run.jsonl --out /tmp/five.jsonl",
+        *(f"show run-five-files --from /tmp/five.jsonl {x}".rstrip() for x in _shown),
+        _EXPORT,
+        "verify-bundle /tmp/five.zip",
+    ):
+        NOT_RUN[(_doc, _prefix + _args)] = _READS_SAMPLE
+
 # Commands run once, as printed, with what they answer here (a fresh state dir: no
 # dev stack recorded in it): (exit code, text the output holds).
 RUN_ONCE: dict[str, tuple[int, str]] = {
