@@ -6,12 +6,12 @@ One run publishes notifications to a topic of its own, then measures on it:
 - the consumer SDK (`streams.sdk.consumer.OutcomesConsumer`) with a handler that does
   nothing: decoding, typed items, filters, offset bookkeeping and commits;
 - the webhook relay (`streams.sdk.relay.WebhookRelay` as the SDK's handler) against a
-  local `http.server` receiver in this process that verifies each signature and answers
-  204: one request at a time, as the relay sends them.
+  local `http.server` receiver (a process of its own) that verifies each signature and
+  answers 204: one request at a time, as the relay sends them.
 
 Each figure is notifications/s from the first record handled to the last (the group's
-join is left out, and shown apart as the wall time). The receiver shares this process
-and the machine's cores with the broker. Prints figures; asserts nothing.
+join is left out, and shown apart as the wall time). The receiver shares the machine's
+cores with the relay and the broker. Prints figures; asserts nothing.
 
     .venv/bin/python -m bench.bench_consumer [--notifications 200000] [--relayed 10000]
 """
@@ -19,12 +19,14 @@ and the machine's cores with the broker. Prints figures; asserts nothing.
 from __future__ import annotations
 
 import argparse
-import threading
+import multiprocessing
 import time
 import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from multiprocessing.queues import Queue
+from multiprocessing.sharedctypes import Synchronized
 from typing import Any
 
 from confluent_kafka import Consumer, Producer
@@ -142,18 +144,30 @@ def _nothing(item: Item) -> None:
 
 
 class _Receiver(BaseHTTPRequestHandler):
+    protocol_version = "HTTP/1.1"  # keep-alive: one connection for the whole run
     secret = ""
-    verified = 0
+    verified: Synchronized[int]
 
     def do_POST(self) -> None:
         body = self.rfile.read(int(self.headers["Content-Length"]))
         verify(self.secret, body, dict(self.headers.items()))
-        type(self).verified += 1
+        with self.verified.get_lock():
+            self.verified.value += 1
         self.send_response(204)
+        self.send_header("Content-Length", "0")
         self.end_headers()
 
     def log_message(self, format: str, *args: Any) -> None:
         return
+
+
+def _serve(secret: str, verified: Synchronized[int], ports: Queue[int]) -> None:
+    """The receiver, in a process of its own (so it does not share the relay's GIL)."""
+    _Receiver.secret = secret
+    _Receiver.verified = verified
+    server = ThreadingHTTPServer(("127.0.0.1", 0), _Receiver)
+    ports.put(server.server_address[1])
+    server.serve_forever()
 
 
 def main() -> None:
@@ -171,10 +185,12 @@ def main() -> None:
     new = NewTopic(topic, num_partitions=args.partitions, replication_factor=min(3, brokers))
     admin.create_topics([new], operation_timeout=30)[topic].result()
     secret = uuid.uuid4().hex + uuid.uuid4().hex
-    _Receiver.secret = secret
-    server = ThreadingHTTPServer(("127.0.0.1", 0), _Receiver)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
+    context = multiprocessing.get_context("spawn")
+    verified = context.Value("q", 0)
+    ports: Queue[int] = context.Queue()
+    receiver = context.Process(target=_serve, args=(secret, verified, ports), daemon=True)
+    receiver.start()
+    port = ports.get(timeout=30)
     try:
         began = time.perf_counter()
         publish(settings, topic, args.notifications)
@@ -188,7 +204,7 @@ def main() -> None:
                 settings, topic, args.notifications, "consumer SDK (handler does nothing)", _nothing
             )
         )
-        relay = WebhookRelay(f"http://127.0.0.1:{server.server_address[1]}/hook", secret)
+        relay = WebhookRelay(f"http://127.0.0.1:{port}/hook", secret)
         try:
             figures.append(
                 through_sdk(
@@ -204,12 +220,12 @@ def main() -> None:
         for figure in figures:
             print(figure.line())
         print(
-            f"receiver verified {_Receiver.verified} signed requests; "
+            f"receiver (a process of its own) verified {verified.value} signed requests; "
             f"relay: {relay.stats.delivered} delivered, {relay.stats.failed_attempts} retried"
         )
     finally:
-        server.shutdown()
-        server.server_close()
+        receiver.terminate()
+        receiver.join(10)
         admin.delete_topics([topic], operation_timeout=30)[topic].result()
 
 
