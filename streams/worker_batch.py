@@ -68,6 +68,13 @@ REBUILD_WARNING = 0.25
 _MAX_RECORD = 8 * 1024 * 1024 + 64 * 1024  # largest output (streams/topics.py), framed
 _HANDOFF_LIMIT = 200_000  # validated events kept for the fold stage to pick up
 
+# How long the merge holds a record young enough that another partition's earlier one
+# may still be on its way (streams/merge.py). Each run's events are also put in event-time
+# order within a release (`in_event_time`), so 50 ms does: at 3,000 events/s live, 0.02,
+# 0.05 and 0.1 s all gave 1.57 revisions per run, and `outcomes bench` at half load gave
+# the worker's part of the latency p50 0.092 / p99 0.237 s against 0.149 / 0.42 at 0.1 s.
+MERGE_GRACE = 0.05
+
 # A validated input on its way to the run log: (occurred_at, arrival, event, raw bytes).
 _Forward = tuple[int, int, Event, bytes]
 
@@ -167,7 +174,9 @@ class BatchWorker:
         self.folders: dict[int, RunFolder] = {}
         self.offsets: dict[tuple[str, int], int] = {}  # next offset to commit
         self.handoff: dict[bytes, Event] = {}  # raw run-log value -> its validated event
-        self.merge = TimestampMerge(self._high_watermark, position=self._position)
+        self.merge = TimestampMerge(
+            self._high_watermark, position=self._position, grace=MERGE_GRACE
+        )
         self.failure: str | None = None
         self.healthy = True  # False once stopping on an error: commit nothing more
         self.assigned_once = False
