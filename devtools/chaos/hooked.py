@@ -93,10 +93,16 @@ def _sink(argv: Sequence[str]) -> int:
     parser.add_argument("--clickhouse", required=True)
     parser.add_argument("--group-id", required=True)
     parser.add_argument("--until-idle", type=float, default=None)
+    parser.add_argument("--batch-rows", type=int, default=SinkConfig.batch_records)
     args = parser.parse_args(argv)
     logging.basicConfig(level=logging.INFO, format="%(asctime)s %(levelname)s %(message)s")
     settings = Settings.load(bootstrap=args.bootstrap, clickhouse=args.clickhouse)
-    config = SinkConfig(group_id=args.group_id, until_idle=args.until_idle, query_port=None)
+    config = SinkConfig(
+        group_id=args.group_id,
+        until_idle=args.until_idle,
+        batch_records=args.batch_rows,
+        query_port=None,
+    )
     stats = run_sink(settings, config)
     click.echo(stats.summary(), err=True)
     return 0

@@ -75,6 +75,9 @@ class Pipeline:
         self.faults = 0
         self.notes: list[str] = []
         self.rng = random.Random()
+        # Components broken on purpose (devtools/chaos/hooked.py), to prove the checker.
+        self.worker_hook: str | None = None
+        self.sink_hook: str | None = None
 
     def __enter__(self) -> Pipeline:
         return self
@@ -106,7 +109,7 @@ class Pipeline:
                 "--replication",
                 str(self.replication),
             ),
-            hook=hook,
+            hook=hook or self.worker_hook,
         )
         self.harness.workers.append(worker)
         return worker
@@ -114,7 +117,11 @@ class Pipeline:
     def sink(self, name: str = "s", hook: str | None = None) -> SinkProcess:
         """A (not yet started) sink of the scenario's sink group into its chDB."""
         sink = SinkProcess(
-            self.bootstrap, self.dsn, self.sink_group, self.tmp / f"sink-{name}.log", hook
+            self.bootstrap,
+            self.dsn,
+            self.sink_group,
+            self.tmp / f"sink-{name}.log",
+            hook or self.sink_hook,
         )
         self.sinks.append(sink)
         return sink
@@ -228,6 +235,12 @@ class Pipeline:
                 if code != 0:
                     raise AssertionError(f"sink exited {code}:\n{sink.tail()}")
 
+    def rewind_sinks(self) -> None:
+        """Commit the sink group back at the outputs' ends from before the scenario, so
+        that the next sink re-reads everything (no sink of the group may be running)."""
+        assert not any(s.alive() for s in self.sinks)
+        commit_offsets(self.config, self.sink_group, self.harness.marks.outputs)
+
     def check(self, stall_limit: float | None = None) -> tuple[Report, float]:
         """The checker's report on ClickHouse, with the output-topic check of the harness
         and the longest output stall (seconds) added."""
@@ -282,6 +295,21 @@ def wait_progress(worker: ChaosWorker, target: int, timeout: float = 300) -> Non
         lambda: worker.progress() >= target or not worker.alive(),
         timeout,
         f"{target} records handled by {worker.log_path.name}",
+        interval=0.05,
+    )
+
+
+def wait_commits(worker: ChaosWorker, count: int, timeout: float = 120) -> None:
+    """Until the worker process has committed offsets `count` times (or stopped)."""
+
+    def committed() -> bool:
+        stats = worker.stats()
+        return stats is not None and int(stats["commits"]) >= count
+
+    wait_for(
+        lambda: committed() or not worker.alive(),
+        timeout,
+        f"{count} commits by {worker.log_path.name}",
         interval=0.05,
     )
 

@@ -64,6 +64,8 @@ class SinkProcess:
     group: str
     log_path: Path
     hook: str | None = None
+    batch_rows: int | None = None
+    """Records per write (None: the sink's default)."""
     process: subprocess.Popen[bytes] | None = None
     starts: int = 0
     _log: IO[bytes] | None = field(default=None, repr=False)
@@ -81,6 +83,8 @@ class SinkProcess:
             "--group-id",
             self.group,
         ]
+        if self.batch_rows is not None:
+            args += ["--batch-rows", str(self.batch_rows)]
         env = {**os.environ, "PYTHONUNBUFFERED": "1"}
         env.pop(HOOK_ENV, None)
         if self.hook is not None:

@@ -25,6 +25,7 @@ from devtools.chaos.pipeline import (
     SESSION_TIMEOUT,
     STALL_LIMIT,
     Pipeline,
+    wait_commits,
     wait_flushes,
     wait_progress,
 )
@@ -83,6 +84,7 @@ def worker_kill(pipe: Pipeline, plan: Plan) -> None:
     for _ in range(plan.repeats):
         worker.start()
         wait_progress(worker, _kill_target(pipe, plan))
+        wait_commits(worker, 1)
         time.sleep(pipe.rng.uniform(0.0, 0.3))
         sigkill(worker)
         pipe.faults += 1
@@ -127,6 +129,31 @@ def both_kill(pipe: Pipeline, plan: Plan) -> None:
     worker.start()
     sink.start()
     pipe.finish_workers([worker])
+    pipe.finish_sinks()
+
+
+SLICES = 5
+
+
+def sink_replay(pipe: Pipeline, plan: Plan) -> None:
+    """The sink group's offsets set back to the scenario's start `repeats` times (a lost
+    offsets topic, a new group on old data), and a sink with another batch size replays
+    everything: it must add no row."""
+    worker = pipe.worker().start()
+    sink = pipe.sink().start()
+    events = pipe.workload(plan.events, plan.seed)
+    # In slices a second apart, so the first pass writes several batches and the replay,
+    # which finds everything there at once, groups the rows into other batches.
+    for index in range(SLICES):
+        pipe.produce(events[index * len(events) // SLICES : (index + 1) * len(events) // SLICES])
+        time.sleep(1.0)
+    pipe.finish_workers([worker])
+    for _ in range(plan.repeats):
+        pipe.finish_sinks()
+        pipe.rewind_sinks()
+        pipe.faults += 1
+        sink.batch_rows = pipe.rng.randint(20, 200)
+        sink.start()
     pipe.finish_sinks()
 
 
@@ -261,6 +288,7 @@ SCENARIOS: dict[str, Scenario] = {
     for s in (
         Scenario("worker-kill", "worker SIGKILLed mid-load, restarted", worker_kill),
         Scenario("sink-kill", "sink SIGKILLed mid-batch, restarted", sink_kill),
+        Scenario("sink-replay", "the sink group rewound to the start", sink_replay),
         Scenario("both-kill", "worker and sink SIGKILLed at once, restarted", both_kill),
         Scenario("rebalance", "a worker joins, one is SIGKILLed, one leaves", rebalance),
         Scenario("duplicates", "every input produced twice, reordered", duplicates),
@@ -279,10 +307,17 @@ SCENARIOS: dict[str, Scenario] = {
 
 
 def run_scenario(
-    scenario: Scenario, plan: Plan, stack: OwnStack, workdir: Path | None = None
+    scenario: Scenario,
+    plan: Plan,
+    stack: OwnStack,
+    workdir: Path | None = None,
+    *,
+    worker_hook: str | None = None,
+    sink_hook: str | None = None,
 ) -> Outcome:
     """Run one scenario on `stack` in a temporary directory (under `workdir` if given,
-    and kept there; else deleted after) and check ClickHouse."""
+    and kept there; else deleted after) and check ClickHouse. The hooks break the worker
+    or the sink on purpose (devtools/chaos/hooked.py)."""
     seed = plan.seed or random.SystemRandom().randrange(1, 2**31)
     plan = Plan(plan.events, plan.repeats, seed)
     t0 = time.monotonic()
@@ -291,6 +326,7 @@ def run_scenario(
         Pipeline(stack.bootstrap, tmp, scenario.name, stack) as pipe,
     ):
         pipe.rng = random.Random(seed)
+        pipe.worker_hook, pipe.sink_hook = worker_hook, sink_hook
         scenario.play(pipe, plan)
         report, stall = pipe.check(scenario.stall_limit)
         events = len(pipe.events) + len(pipe.poison)
