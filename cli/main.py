@@ -38,6 +38,7 @@ COMMANDS: dict[str, str] = {
     "demo": "cli.demo:demo",
     "loadgen": "cli.loadgen:loadgen",
     "bench": "cli.bench:bench",
+    "chaos": "cli.chaos:chaos",
     "relay": "cli.relay:relay",
     "follow": "cli.follow:follow",
     "show": "cli.show:show",

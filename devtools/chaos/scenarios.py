@@ -30,6 +30,14 @@ from devtools.chaos.pipeline import (
     wait_progress,
 )
 from devtools.harness import sigkill
+from reducers.errors import OutcomesError
+
+
+class ChaosFailed(OutcomesError):
+    """A chaos scenario's check failed: ClickHouse lost, doubled or changed something.
+
+    Operators: the verdict lines above name the check and the ids; rerun the scenario
+    with `--seed` and `--keep DIR` to keep its worker and sink logs and its chDB."""
 
 
 @dataclass(frozen=True)
