@@ -336,6 +336,14 @@ class Filters:
     kinds: frozenset[str] = frozenset()
     status_changed: bool = False
 
+    @property
+    def by_run(self) -> bool:
+        return bool(self.run_ids) or self.run_prefix is not None
+
+    @property
+    def active(self) -> bool:
+        return self.by_run or bool(self.kinds) or self.status_changed
+
     def keeps_run(self, run_id: str) -> bool:
         if self.run_ids and run_id not in self.run_ids:
             return False
@@ -562,16 +570,18 @@ class OutcomesConsumer:
             log.warning("consumer error: %s", error.str())
             return
         origin = _origin(message)
-        key = message.key()
-        if key and not self.filters.keeps_run(key.decode("utf-8", "replace")):
-            self.stats.filtered += 1
-            self._done(origin)
-            return
+        filters = self.filters
+        if filters.by_run:  # the key is the run id: skip other runs before decoding
+            key = message.key()
+            if key and not filters.keeps_run(key.decode("utf-8", "replace")):
+                self.stats.filtered += 1
+                self._done(origin)
+                return
         item = self._decode(message, origin)
         if item is None:
             self._done(origin)
             return
-        if not self.filters.keeps(item):
+        if filters.active and not filters.keeps(item):
             self.stats.filtered += 1
             self._done(origin)
             return
