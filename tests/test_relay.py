@@ -259,3 +259,45 @@ def test_verify_accepts_a_signed_body_and_rejects_tampering_replays_and_wrong_se
         verify("another-secret-0000", body, headers, now=1_800_000_000)
     rotated = sign(["new-secret-00000000", SECRET], body, timestamp=1_800_000_000)
     assert verify(SECRET, body, rotated, now=1_800_000_000) == 1_800_000_000
+
+
+def test_relay_crash_after_the_endpoints_answer_sends_it_again_with_the_same_key(
+    receiver: Receiver,
+    kafka_settings: Settings,
+    kafka_config: dict[str, Any],
+    kafka_topic: Callable[..., str],
+) -> None:
+    """At least once: the endpoint accepted revision 3, then the relay died before the
+    commit; the group's next relay sends revision 3 again, with the same key."""
+    topic, dead = kafka_topic("notifications"), kafka_topic("dead")
+    records = run_notifications("again", runs=1, revisions=5)
+    publish(kafka_config, topic, records)
+    name = f"outcomes-reader-relay-{uuid.uuid4().hex[:8]}"
+
+    def relay_once(crash_after: str | None) -> None:
+        relay = WebhookRelay(receiver.url, SECRET, timeout=2)
+
+        def deliver(item: Any) -> None:
+            relay.deliver(item)
+            if item.id == crash_after:
+                raise KeyboardInterrupt  # dies between the 2xx and the commit
+
+        consumer = OutcomesConsumer(
+            kafka_settings,
+            group=name,
+            topics={"notification": topic},
+            dead_letter_topic=dead,
+            from_beginning=True,
+        )
+        with consumer:
+            consumer.run(deliver, idle_timeout=3)
+        relay.close()
+
+    with pytest.raises(KeyboardInterrupt):
+        relay_once("again-000:3")
+    relay_once(None)
+
+    keys = [r["key"] for r in receiver.accepted()]
+    assert keys == [f"again-000:{n}" for n in (1, 2, 3, 3, 4, 5)]
+    same = [r for r in receiver.requests if r["key"] == "again-000:3"]
+    assert same[0]["body"] == same[1]["body"]  # the same notification, byte for byte
