@@ -21,7 +21,7 @@ from click.testing import CliRunner
 import cli.relay
 from cli.main import main
 from common.settings import Settings
-from streams.sdk.consumer import Backoff, OutcomesConsumer
+from streams.sdk.consumer import _BUILDERS, Backoff, Origin, OutcomesConsumer
 from streams.sdk.relay import REJECTED_BY_ENDPOINT, RelayError, WebhookRelay, load_secret
 from streams.sdk.webhook import (
     IDEMPOTENCY_HEADER,
@@ -301,3 +301,37 @@ def test_relay_crash_after_the_endpoints_answer_sends_it_again_with_the_same_key
     assert keys == [f"again-000:{n}" for n in (1, 2, 3, 3, 4, 5)]
     same = [r for r in receiver.requests if r["key"] == "again-000:3"]
     assert same[0]["body"] == same[1]["body"]  # the same notification, byte for byte
+
+
+def test_relay_reconnects_at_once_when_the_endpoint_dropped_an_idle_connection() -> None:
+    """An endpoint that closes keep-alive connections without saying so costs no retry."""
+    received: list[str] = []
+
+    class Dropping(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def do_POST(self) -> None:
+            body = self.rfile.read(int(self.headers["Content-Length"]))
+            verify(SECRET, body, dict(self.headers.items()))
+            received.append(self.headers[IDEMPOTENCY_HEADER])
+            self.send_response(204)
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+            self.close_connection = True  # closed, though the answer said keep-alive
+
+        def log_message(self, format: str, *args: Any) -> None:
+            pass
+
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Dropping)
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    relay = WebhookRelay(f"http://127.0.0.1:{server.server_address[1]}/", SECRET, timeout=2)
+    try:
+        for n, record in enumerate(run_notifications("idle", runs=1, revisions=3)):
+            relay.deliver(_BUILDERS["notification"](record.body, Origin("t", 0, n)))
+            time.sleep(0.05)  # the server has closed its end by now
+    finally:
+        relay.close()
+        server.shutdown()
+        server.server_close()
+    assert received == ["idle-000:1", "idle-000:2", "idle-000:3"]
+    assert relay.stats.failed_attempts == 0 and relay.stats.delivered == 3

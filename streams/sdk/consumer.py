@@ -262,6 +262,12 @@ def _claim_verdict(body: Mapping[str, Any], origin: Origin) -> ClaimVerdict:
     )
 
 
+def _committed(error: KafkaError | None, partitions: list[TopicPartition]) -> None:
+    """The answer to an asynchronous commit: a failure only means redelivery; say so."""
+    if error is not None:
+        log.warning("commit failed (those records will be redelivered): %s", error.str())
+
+
 _BUILDERS: Final[Mapping[str, Callable[[Mapping[str, Any], Origin], Item]]] = {
     "notification": _notification,
     "claim_notification": _claim_notification,
@@ -459,6 +465,7 @@ class OutcomesConsumer:
             "auto.offset.reset": "earliest" if from_beginning else "latest",
             "client.id": f"outcomes-consumer-{group}",
             "logger": _librdkafka_log,
+            "on_commit": _committed,
         }
         conf.update(config or {})
         self._consumer = Consumer(conf)

@@ -142,12 +142,14 @@ class WebhookRelay:
         self._extra = dict(headers or {})
         self._user_agent = f"outcomes-relay/{version('outcomes')}"
         self._connection: http.client.HTTPConnection | None = None
+        self._reused = False  # the connection served a request and was kept open
         self.stats = RelayStats()
 
     def close(self) -> None:
         if self._connection is not None:
             self._connection.close()
             self._connection = None
+        self._reused = False
 
     def _connect(self) -> http.client.HTTPConnection:
         if self._connection is None:
@@ -164,6 +166,18 @@ class WebhookRelay:
                 )
         return self._connection
 
+    def _post(self, body: bytes, headers: Mapping[str, str]) -> tuple[int, bytes, str | None]:
+        """One request: the status, the response body, its Retry-After header."""
+        connection = self._connect()
+        connection.request("POST", self._target, body=body, headers=dict(headers))
+        response = connection.getresponse()
+        text = response.read()  # all of it, so the connection can be reused
+        if response.will_close:
+            self.close()
+        else:
+            self._reused = True
+        return response.status, text, response.getheader("Retry-After")
+
     def deliver(self, item: Item) -> None:
         """POST one item; return when the endpoint accepted it (2xx), else raise
         RetryLater (try again later) or Reject (dead-letter it)."""
@@ -177,14 +191,14 @@ class WebhookRelay:
             **sign(self._secrets, body),
         }
         try:
-            connection = self._connect()
-            connection.request("POST", self._target, body=body, headers=headers)
-            response = connection.getresponse()
-            status = response.status
-            text = response.read()  # all of it, so the connection can be reused
-            retry_after = response.getheader("Retry-After")
-            if response.will_close:
+            try:
+                status, text, retry_after = self._post(body, headers)
+            except (http.client.RemoteDisconnected, BrokenPipeError, ConnectionResetError):
+                if not self._reused:
+                    raise
+                # The endpoint closed the idle keep-alive connection: once more, anew.
                 self.close()
+                status, text, retry_after = self._post(body, headers)
         except (OSError, http.client.HTTPException) as exc:
             self.close()
             self.stats.failed_attempts += 1
