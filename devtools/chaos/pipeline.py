@@ -11,9 +11,13 @@ broker acknowledged, which is what the checker compares ClickHouse with.
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import itertools
+import os
 import random
+import secrets
 import signal
+import subprocess
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -27,6 +31,7 @@ from devtools.chaos.brokers import OwnStack
 from devtools.chaos.checker import Check, Inputs, Position, Report, check, snapshot_of
 from devtools.chaos.processes import ChaosWorker, SinkProcess
 from devtools.harness import (
+    OUTCOMES,
     Event,
     Harness,
     KafkaConfig,
@@ -234,6 +239,29 @@ class Pipeline:
                 code = sink.wait(120)
                 if code != 0:
                     raise AssertionError(f"sink exited {code}:\n{sink.tail()}")
+
+    def purge(self, runs: Sequence[str]) -> None:
+        """Purge `runs` from ClickHouse with `outcomes purge`, the one removal path (after
+        `outcomes clickhouse migrate` configured a credential); no sink may be running."""
+        assert not any(s.alive() for s in self.sinks)
+        credential = secrets.token_hex(16)
+        env = {
+            **os.environ,
+            "OUTCOMES_PURGE_CREDENTIAL_SHA256": hashlib.sha256(credential.encode()).hexdigest(),
+            "OUTCOMES_PURGE_CREDENTIAL": credential,
+        }
+        commands = [["clickhouse", "migrate"]] + [["purge", "--run", run] for run in runs]
+        for command in commands:
+            done = subprocess.run(
+                [OUTCOMES, *command, "--clickhouse", self.dsn],
+                env=env,
+                capture_output=True,
+                text=True,
+                check=False,
+            )
+            if done.returncode != 0:
+                raise AssertionError(f"outcomes {' '.join(command)}: {done.stderr.strip()}")
+        self.purged.update(runs)
 
     def rewind_sinks(self) -> None:
         """Commit the sink group back at the outputs' ends from before the scenario, so

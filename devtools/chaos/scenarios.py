@@ -165,6 +165,24 @@ def sink_replay(pipe: Pipeline, plan: Plan) -> None:
     pipe.finish_sinks()
 
 
+def purge_replay(pipe: Pipeline, plan: Plan) -> None:
+    """`repeats` runs purged with `outcomes purge` once sunk, then the sink group rewound
+    and everything replayed: the purged runs must not come back, the others must be whole."""
+    worker = pipe.worker().start()
+    sink = pipe.sink().start()
+    events = pipe.workload(plan.events, plan.seed)
+    pipe.produce(events)
+    pipe.finish_workers([worker])
+    pipe.finish_sinks()
+    runs = sorted({e["run_id"] for e in events})
+    pipe.purge(pipe.rng.sample(runs, min(plan.repeats, len(runs))))
+    pipe.faults += len(pipe.purged)
+    pipe.rewind_sinks()
+    sink.batch_rows = pipe.rng.randint(20, 200)
+    sink.start()
+    pipe.finish_sinks()
+
+
 def rebalance(pipe: Pipeline, plan: Plan) -> None:
     """Three rebalances under load: a worker joins, one is SIGKILLed, one leaves
     gracefully (SIGTERM), then the survivor finishes."""
@@ -297,6 +315,7 @@ SCENARIOS: dict[str, Scenario] = {
         Scenario("worker-kill", "worker SIGKILLed mid-load, restarted", worker_kill),
         Scenario("sink-kill", "sink SIGKILLed mid-batch, restarted", sink_kill),
         Scenario("sink-replay", "the sink group rewound to the start", sink_replay),
+        Scenario("purge-replay", "runs purged, then the sink replays", purge_replay),
         Scenario("both-kill", "worker and sink SIGKILLed at once, restarted", both_kill),
         Scenario("rebalance", "a worker joins, one is SIGKILLed, one leaves", rebalance),
         Scenario("duplicates", "every input produced twice, reordered", duplicates),
