@@ -82,6 +82,8 @@ class Pipeline:
         self.rng = random.Random()
         # Components broken on purpose (devtools/chaos/hooked.py), to prove the checker.
         self.worker_hook: str | None = None
+        # Where workers and sinks connect, when not straight to the broker (a proxy).
+        self.client_bootstrap: str | None = None
         self.sink_hook: str | None = None
 
     def __enter__(self) -> Pipeline:
@@ -105,7 +107,7 @@ class Pipeline:
         worker = ChaosWorker(
             app_id=self.harness.app_id,
             state_dir=self.tmp / f"state-{name}",
-            bootstrap=self.bootstrap,
+            bootstrap=self.client_bootstrap or self.bootstrap,
             log_path=self.tmp / f"worker-{name}.log",
             web_port=free_port(),
             extra=(
@@ -122,7 +124,7 @@ class Pipeline:
     def sink(self, name: str = "s", hook: str | None = None) -> SinkProcess:
         """A (not yet started) sink of the scenario's sink group into its chDB."""
         sink = SinkProcess(
-            self.bootstrap,
+            self.client_bootstrap or self.bootstrap,
             self.dsn,
             self.sink_group,
             self.tmp / f"sink-{name}.log",

@@ -29,8 +29,11 @@ from devtools.chaos.pipeline import (
     wait_flushes,
     wait_progress,
 )
+from devtools.chaos.proxy import PROXY_PORT, CutProxy, proxied_listener
+from devtools.devstack import read_stack
 from devtools.harness import sigkill
 from reducers.errors import OutcomesError
+from sinks.consumer import SESSION_TIMEOUT_MS
 
 
 class ChaosFailed(OutcomesError):
@@ -141,6 +144,7 @@ def both_kill(pipe: Pipeline, plan: Plan) -> None:
 
 
 SLICES = 5
+SINK_SESSION = SESSION_TIMEOUT_MS / 1000
 
 
 def sink_replay(pipe: Pipeline, plan: Plan) -> None:
@@ -309,6 +313,34 @@ def cluster_kill(pipe: Pipeline, plan: Plan) -> None:
     pipe.finish_sinks()
 
 
+def network_cut(pipe: Pipeline, plan: Plan) -> None:
+    """The network between the broker and its worker and sink cut for longer than their
+    sessions, then restored, `repeats` times: they reach the broker only through a
+    fault-injecting TCP proxy on loopback, which the broker advertises on a listener of
+    its own; the load is produced straight to the broker meanwhile."""
+    stack = pipe.stack
+    assert stack is not None and stack.brokers == 1, "needs the single-broker stack"
+    recorded = read_stack(stack.settings)
+    assert recorded is not None
+    node = recorded.nodes[0]
+    proxied_listener(Path(node.config), node.port + 1, PROXY_PORT)
+    restart_node(stack, node.node_id, kill=False, down_seconds=0.0)
+    with CutProxy(PROXY_PORT, node.port + 1) as proxy:
+        pipe.client_bootstrap = f"127.0.0.1:{PROXY_PORT}"
+        worker = pipe.worker().start()
+        pipe.sink().start()
+        pipe.produce_in_background(pipe.workload(plan.events, plan.seed))
+        for index in range(plan.repeats):
+            wait_progress(worker, _kill_target(pipe, plan) * (index + 1))
+            proxy.cut()
+            pipe.faults += 1
+            # Longer than the worker's session and the sink's (10 s).
+            time.sleep(SINK_SESSION + pipe.rng.uniform(2.0, 5.0))
+            proxy.restore()
+        pipe.finish_workers([worker])
+        pipe.finish_sinks()
+
+
 SCENARIOS: dict[str, Scenario] = {
     s.name: s
     for s in (
@@ -322,6 +354,7 @@ SCENARIOS: dict[str, Scenario] = {
         Scenario("poison", "1% malformed records", poison, stall_limit=STALL_LIMIT),
         Scenario("state-wipe", "worker state dir deleted between runs", state_wipe),
         Scenario("zombie", "worker SIGSTOPped past its session, SIGCONTed", zombie),
+        Scenario("network-cut", "worker and sink cut off the broker, then back", network_cut),
         Scenario("broker-restart", "the single broker restarted under load", broker_restart),
         Scenario(
             "cluster-kill",
