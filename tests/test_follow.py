@@ -35,7 +35,7 @@ def story(run: str) -> dict[str, list[OutputRecord]]:
         notification(run, 2, "complete", "unresolved", 2),
         notification(f"{run}-other", 1, "blocked", None, 3),
     ]
-    settled = {
+    settled: dict[str, Any] = {
         "notification_id": f"{run}:2:claims",
         "run_id": run,
         "revision": 2,
