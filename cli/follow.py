@@ -105,12 +105,14 @@ class Tail:
         fmt: Format,
         *,
         revisions: Callable[[], Collection[int]] | None,
+        status_changed: bool = False,
         grace: float = GRACE,
         max_wait: float = MAX_WAIT,
         on_closed: Callable[[], None] | None = None,
         hold: Callable[[bool], None] | None = None,
     ) -> None:
         self.kinds = kinds
+        self.status_changed = status_changed
         self.line = text_line if fmt == "text" else json_line
         self.revisions = revisions
         self.grace = grace
@@ -131,8 +133,10 @@ class Tail:
                 self._changes.popitem(last=False)
             partition, stamp = item.origin.partition, item.origin.timestamp
             self._newest[partition] = max(self._newest.get(partition, -1), stamp)
-        elif isinstance(item, Notification | ClaimNotification) and (
-            not self.kinds or item.kind in self.kinds
+        elif (
+            isinstance(item, Notification | ClaimNotification)
+            and (not self.kinds or item.kind in self.kinds)
+            and (not self.status_changed or item.status_changed)
         ):
             self._queue.append(_Waiting(item, time.monotonic()))
         self.flush()
@@ -192,6 +196,12 @@ class Tail:
     "--kind", "kinds", multiple=True, type=click.Choice(KINDS), help="Only these kinds (repeat)."
 )
 @click.option(
+    "--status-changed",
+    is_flag=True,
+    help="Only notifications whose status differs from the previous revision's (and first "
+    "accounts).",
+)
+@click.option(
     "--from-beginning",
     is_flag=True,
     help="Start with the oldest retained notification (default: only new ones).",
@@ -220,6 +230,7 @@ def follow(
     run_ids: tuple[str, ...],
     run_prefix: str | None,
     kinds: tuple[str, ...],
+    status_changed: bool,
     from_beginning: bool,
     fmt: Format,
     no_changes: bool,
@@ -263,6 +274,7 @@ def follow(
         frozenset(kinds),
         fmt,
         revisions=None if no_changes else revision_partitions,
+        status_changed=status_changed,
         on_closed=consumer.stop,
         hold=None if no_changes else hold,
     )

@@ -51,6 +51,12 @@ KINDS = ("account.final", "account.superseded", "claim_notification")
     "(default: only new ones).",
 )
 @click.option("--claims", is_flag=True, help="Relay claim notifications too.")
+@click.option(
+    "--status-changed",
+    is_flag=True,
+    help="Only notifications whose status differs from the previous revision's (and first "
+    "accounts); no claim notifications.",
+)
 @click.option("--run", "run_ids", multiple=True, metavar="RUN_ID", help="Only this run (repeat).")
 @click.option("--run-prefix", metavar="PREFIX", help="Only runs whose id starts with PREFIX.")
 @click.option(
@@ -102,6 +108,7 @@ def relay(
     group: str,
     from_beginning: bool,
     claims: bool,
+    status_changed: bool,
     run_ids: tuple[str, ...],
     run_prefix: str | None,
     kinds: tuple[str, ...],
@@ -136,6 +143,7 @@ def relay(
         run_ids=run_ids,
         run_prefix=run_prefix,
         kinds=kinds,
+        status_changed=status_changed,
         from_beginning=from_beginning,
         transient_retries=None if max_attempts is None else max(0, max_attempts - 1),
         retries=0,  # anything but an HTTP answer or a timeout is a bug: dead-letter it

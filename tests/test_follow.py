@@ -110,7 +110,8 @@ def test_follow_text_with_run_and_kind_filters(
     for kind in ("account_revision", "notification", "claim_notification"):
         publish(kafka_config, topics[kind], records[kind])
     lonely = notification("follow-text", 3, "failed", "complete", 4)  # no revision for it
-    publish(kafka_config, topics["notification"], [lonely])
+    same = notification("follow-text", 4, "failed", "failed", 5)  # the status stayed
+    publish(kafka_config, topics["notification"], [lonely, same])
 
     lines = follow(
         kafka_bootstrap,
@@ -119,6 +120,7 @@ def test_follow_text_with_run_and_kind_filters(
         "follow-text",
         "--kind",
         "account.superseded",
+        "--status-changed",
     )
 
     assert lines == [
@@ -128,7 +130,8 @@ def test_follow_text_with_run_and_kind_filters(
         "changed: (revision not seen)",
     ]
     everything = follow(kafka_bootstrap, "--from-beginning", "--run-prefix", "follow-text")
-    assert len(everything) == 5  # three notifications of the run, its other run, the claims
+    assert len(everything) == 6  # four notifications of the run, its other run, the claims
+    assert any("r4  account.superseded  failed → failed" in line for line in everything)
     assert any(
         "claims settled  status complete  1 verdict(s): 1 superseded" in x for x in everything
     )

@@ -488,7 +488,8 @@ class OutcomesConsumer:
 
     def stop(self) -> None:
         """Ask :meth:`run` to return; the item in the handler (if any) is finished first
-        unless it is waiting to retry, in which case it is left uncommitted."""
+        unless it is waiting to retry, in which case it is left uncommitted. A stopped
+        consumer stays stopped: a later :meth:`run` returns at once."""
         self._stop.set()
 
     def close(self) -> None:
