@@ -145,10 +145,15 @@ class Pipeline:
         return load
 
     def produce(
-        self, events: Sequence[Event], poison_every: int = 0, chunk: int = 0
+        self,
+        events: Sequence[Event],
+        poison_every: int = 0,
+        chunk: int = 0,
+        pause: float = 0.0,
     ) -> tuple[int, int]:
         """Produce events (and a malformed record after every `poison_every`-th), keyed
-        by run; keep what the broker acknowledged. Returns (acked, failed)."""
+        by run, in chunks of `chunk` records `pause` seconds apart; keep what the broker
+        acknowledged. Returns (acked, failed)."""
         records: list[tuple[str, str, bytes, Event | None]] = []
         bad = iter(malformed_payloads(self.prefix, len(events) // max(1, poison_every) + 1))
         codec = self.harness.codec
@@ -161,14 +166,18 @@ class Pipeline:
         acked = failed = 0
         step = chunk or len(records) or 1
         for start in range(0, len(records), step):
+            if start and pause:
+                time.sleep(pause)
             a, f = self._produce(records[start : start + step])
             acked, failed = acked + a, failed + f
         return acked, failed
 
-    def produce_in_background(self, events: Sequence[Event], chunk: int = 500) -> None:
+    def produce_in_background(
+        self, events: Sequence[Event], chunk: int = 500, pause: float = 0.0
+    ) -> None:
         """`produce` on a thread of its own, in chunks (faults may hit it on the way);
         `finish_workers` waits for it."""
-        thread = threading.Thread(target=self.produce, args=(events, 0, chunk), daemon=True)
+        thread = threading.Thread(target=self.produce, args=(events, 0, chunk, pause), daemon=True)
         thread.start()
         self._producing.append(thread)
 
@@ -326,6 +335,24 @@ def wait_progress(worker: ChaosWorker, target: int, timeout: float = 300) -> Non
         timeout,
         f"{target} records handled by {worker.log_path.name}",
         interval=0.05,
+    )
+
+
+def assignments(worker: ChaosWorker) -> int:
+    """How many times the worker's current process has been assigned partitions."""
+    if not worker.log_path.exists():
+        return 0
+    text = worker.log_path.read_text(errors="replace").rsplit("==== start", 1)[-1]
+    return text.count("partitions assigned")
+
+
+def wait_assigned(worker: ChaosWorker, count: int, timeout: float = 120) -> None:
+    """Until the worker's current process has had `count` assignments (or stopped)."""
+    wait_for(
+        lambda: assignments(worker) >= count or not worker.alive(),
+        timeout,
+        f"assignment {count} of {worker.log_path.name}",
+        interval=0.1,
     )
 
 

@@ -19,12 +19,16 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from confluent_kafka import KafkaException
+
 from devtools.chaos.brokers import CHAOS_PORT, OwnStack, own_stack, restart_node
-from devtools.chaos.checker import Report
+from devtools.chaos.checker import Check, Report
 from devtools.chaos.pipeline import (
     SESSION_TIMEOUT,
     STALL_LIMIT,
     Pipeline,
+    assignments,
+    wait_assigned,
     wait_commits,
     wait_flushes,
     wait_progress,
@@ -187,20 +191,28 @@ def purge_replay(pipe: Pipeline, plan: Plan) -> None:
     pipe.finish_sinks()
 
 
+def _spread(pipe: Pipeline, plan: Plan, seconds: float) -> None:
+    """Produce the load in the background in ten slices spread over about `seconds`,
+    so that every phase of a scenario finds input to work on."""
+    events = pipe.workload(plan.events, plan.seed)
+    pipe.produce_in_background(events, chunk=len(events) // 10 + 1, pause=seconds / 10)
+
+
 def rebalance(pipe: Pipeline, plan: Plan) -> None:
     """Three rebalances under load: a worker joins, one is SIGKILLed, one leaves
     gracefully (SIGTERM), then the survivor finishes."""
-    pipe.produce(pipe.workload(plan.events, plan.seed))
     pipe.sink().start()
     first = pipe.worker("a").start()
+    wait_assigned(first, 1)
+    _spread(pipe, plan, seconds=4 * SESSION_TIMEOUT)
     wait_progress(first, _kill_target(pipe, plan))
     second = pipe.worker("b").start()  # joins
+    wait_assigned(second, 1)
     pipe.faults += 1
-    wait_progress(second, 1)
     sigkill(first)  # dies without leaving: its partitions move after the session
     pipe.faults += 1
     third = pipe.worker("c").start()
-    wait_progress(third, 1, timeout=SESSION_TIMEOUT * 10)
+    wait_assigned(third, 1, timeout=SESSION_TIMEOUT * 10)
     second.signal(signal.SIGTERM)  # leaves gracefully
     code = second.wait(120)
     assert code == 0, f"worker b exited {code}:\n{second.tail()}"
@@ -258,27 +270,29 @@ def state_wipe(pipe: Pipeline, plan: Plan) -> None:
 
 
 def zombie(pipe: Pipeline, plan: Plan) -> None:
-    """A worker SIGSTOPped past its session timeout while a second one takes over its
-    partitions, then SIGCONTed: its late writes must change nothing. `repeats` times."""
-    pipe.produce(pipe.workload(plan.events, plan.seed))
+    """A worker SIGSTOPped past its session timeout while the other takes over its
+    partitions, then SIGCONTed: its late writes must change nothing. `repeats` times,
+    the two workers taking turns at being the zombie."""
     pipe.sink().start()
-    frozen = pipe.worker("a").start()
-    other = pipe.worker("b")
+    workers = [pipe.worker("a").start(), pipe.worker("b").start()]
+    for worker in workers:
+        wait_assigned(worker, 1)
+    _spread(pipe, plan, seconds=plan.repeats * (SESSION_TIMEOUT + 6.0))
     for index in range(plan.repeats):
-        wait_progress(frozen, _kill_target(pipe, plan) * (index + 1))
+        frozen, other = workers[index % 2], workers[(index + 1) % 2]
+        wait_progress(frozen, 1)
+        before = assignments(other)
         frozen.signal(signal.SIGSTOP)
         pipe.faults += 1
-        if not other.alive():
-            other.start()
         stopped = time.monotonic()
-        wait_progress(other, 1, timeout=SESSION_TIMEOUT * 10)
-        time.sleep(max(0.0, SESSION_TIMEOUT + 2.0 - (time.monotonic() - stopped)))
+        wait_assigned(other, before + 1, timeout=SESSION_TIMEOUT * 10)  # took over
+        time.sleep(max(0.0, SESSION_TIMEOUT + 1.0 - (time.monotonic() - stopped)))
         frozen.signal(signal.SIGCONT)
-        time.sleep(2.0)
+        wait_assigned(frozen, assignments(frozen) + 1, timeout=SESSION_TIMEOUT * 10)
         if not frozen.alive():
             pipe.notes.append(f"the zombie exited {frozen.wait(5)} after SIGCONT")
             frozen.start()
-    pipe.finish_workers([frozen, other])
+    pipe.finish_workers(workers)
     pipe.finish_sinks()
 
 
@@ -415,10 +429,23 @@ def run_all(
         state = Path(tempfile.mkdtemp(prefix=f"chaos-{brokers}b-", dir="/tmp"))
         with own_stack(brokers, port, state, echo=echo) as stack:
             for scenario in group:
-                outcome = run_scenario(scenario, plan, stack, workdir)
+                seed = plan.seed or random.SystemRandom().randrange(1, 2**31)
+                try:
+                    outcome = run_scenario(
+                        scenario, Plan(plan.events, plan.repeats, seed), stack, workdir
+                    )
+                except (AssertionError, OutcomesError, KafkaException, OSError) as exc:
+                    outcome = _failed(scenario, seed, exc)
                 outcomes.append(outcome)
                 done(outcome)
     return outcomes
+
+
+def _failed(scenario: Scenario, seed: int, exc: BaseException) -> Outcome:
+    """The outcome of a scenario that could not finish: FAIL, with the reason."""
+    reason = " ".join(str(exc).split())[:500] or type(exc).__name__
+    check = Check("scenario", 0, "ran to the end", different=(reason,))
+    return Outcome(scenario.name, 0, 0, Report((check,)), 0.0, 0.0, seed)
 
 
 class _directory:
