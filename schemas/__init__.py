@@ -9,7 +9,10 @@ load them, both giving the same schemas:
 - `fastavro.schema.load_schema(path)` resolves the same references by file name.
 
 `baseline/` holds a frozen copy of the v1 files: the compatibility test checks every
-change against it (see README.md).
+change against it (see README.md). `history/` holds every self-contained record schema
+main has ever held, one JSON file per version, so that data written by an older (or a
+not yet upgraded) producer or worker still decodes: the codec's store of writer schemas
+knows them all (`python -m common.codec.history` records the current ones).
 """
 
 from __future__ import annotations
@@ -26,6 +29,7 @@ from reducers.catalog import EVENT_TYPES, OUTPUT_KINDS
 
 SCHEMA_DIR: Final = Path(__file__).resolve().parent
 BASELINE_DIR: Final = SCHEMA_DIR / "baseline"
+HISTORY_DIR: Final = SCHEMA_DIR / "history"
 NAMESPACE: Final = "io.outcomes.v1"
 
 PRIMITIVES: Final = frozenset(
@@ -127,6 +131,20 @@ def expand(roots: str | Iterable[str], definitions: Mapping[str, Mapping[str, An
 def current_definitions() -> Mapping[str, Mapping[str, Any]]:
     """The named types of the current schemas, read once per process."""
     return MappingProxyType(load_definitions(SCHEMA_DIR))
+
+
+def history(directory: Path = HISTORY_DIR) -> list[dict[str, Any]]:
+    """Every recorded version of every record schema (self-contained JSON), file order."""
+    versions = []
+    for path in sorted(directory.glob("*.json")):
+        try:
+            schema = json.loads(path.read_text(encoding="utf-8"))
+        except ValueError as exc:
+            raise SchemaFileError(f"{path}: not JSON: {exc}") from exc
+        if not isinstance(schema, dict) or schema.get("type") != "record":
+            raise SchemaFileError(f"{path}: expected one self-contained record schema")
+        versions.append(schema)
+    return versions
 
 
 def schema_json(name: str, directory: Path | None = None) -> Any:

@@ -191,6 +191,18 @@ class WriterSchema:
     smallest_array_item: int
 
 
+@cache
+def _history() -> tuple[Any, ...]:
+    current = {r.fingerprint for r in _catalog().by_name.values()}
+    known = {r.name for r in _catalog().by_name.values()}
+    return tuple(
+        s
+        for s in schemas.history()
+        if schemas.full_name(s["name"], s.get("namespace")) in known
+        and schema_fingerprint(s) not in current
+    )
+
+
 class SchemaStore:
     """Fingerprint -> writer schema. Knows the current schemas; more can be added.
 
@@ -202,6 +214,10 @@ class SchemaStore:
         self._by_fingerprint: dict[bytes, WriterSchema] = {}
         for record in _catalog().by_name.values():
             self.add(record.schema)
+        # Every version main has held (schemas/history/), so data an older producer or
+        # worker wrote still resolves against the current reader.
+        for schema in _history():
+            self.add(schema)
 
     def add(self, schema: str | Mapping[str, Any]) -> bytes:
         """Register a writer schema (JSON text or object); returns its fingerprint."""
