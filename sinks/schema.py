@@ -436,24 +436,35 @@ def _claim_settlement_ddl(db: str) -> list[str]:
         f"    MODIFY ORDER BY ({', '.join(CLAIM_VERDICTS.order_by)})",
         f"ALTER TABLE `{db}`.`claim_verdicts` MODIFY COMMENT '{CLAIM_VERDICTS.comment}'",
         CLAIM_NOTIFICATIONS.ddl(db),
-        # The latest settlement of every claim, unless it withdrew an omission: what each
-        # narrative says against its run's latest revision.
-        f"""CREATE VIEW IF NOT EXISTS `{db}`.current_claim_verdicts AS
+        _current_claim_verdicts_view(db, "CREATE VIEW IF NOT EXISTS", extra=""),
+    ]
+
+
+def _current_claim_verdicts_view(db: str, create: str, extra: str) -> str:
+    """The latest settlement of every claim, unless it withdrew an omission: what each
+    narrative says against its run's latest revision (`extra`: columns after the first
+    release's, each followed by a comma)."""
+    return f"""{create} `{db}`.current_claim_verdicts AS
 SELECT run_id, narrative_id, claim AS claim_id, settled AS settlement, verdict_id,
        supersedes, event_id, account_revision, claim_kind, verdict, subject, span_start,
-       span_end, span_text, reason, verdict_index
+       span_end, span_text, reason, {extra}verdict_index
 FROM (
     SELECT run_id, narrative_id, row_id AS verdict_id, supersedes, event_id,
            account_revision, claim_kind, verdict, subject, span_start, span_end,
-           span_text, reason, verdict_index, withdrawn,
+           span_text, reason, {extra}verdict_index, withdrawn,
            if(claim_id = '', row_id, claim_id) AS claim,
            greatest(settlement, 1) AS settled
     FROM `{db}`.claim_verdicts FINAL
     ORDER BY run_id, claim, settled DESC
     LIMIT 1 BY run_id, claim
 )
-WHERE NOT withdrawn""",
-    ]
+WHERE NOT withdrawn"""
+
+
+def _supported_in_current_verdicts_ddl(db: str) -> list[str]:
+    """Migration 10: the current verdicts view shows each verdict's supported
+    formulation (migration 9's column)."""
+    return [_current_claim_verdicts_view(db, "CREATE OR REPLACE VIEW", extra="supported, ")]
 
 
 def role_names(db: str) -> dict[str, str]:
@@ -637,6 +648,7 @@ MIGRATIONS: tuple[Migration, ...] = (
             for n, t in CLAIM_FORMULATION_COLUMNS
         ],
     ),
+    Migration(10, "current claim verdicts: supported", _supported_in_current_verdicts_ddl),
 )
 LATEST_VERSION = MIGRATIONS[-1].version
 

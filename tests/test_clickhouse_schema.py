@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
+from devtools import samples
 from sinks import clickhouse, schema
+from sinks.writer import ClickHouseWriter
 
 pytestmark = pytest.mark.clickhouse
 
@@ -35,7 +38,7 @@ def _objects(conn: clickhouse.Connection) -> dict[str, str]:
 def test_migrate_creates_every_table_and_view(chdb_dsn: str) -> None:
     conn = clickhouse.connect(chdb_dsn)
     report = schema.migrate(conn)
-    assert report.applied == [1, 2, 3, 5, 7, 9]
+    assert report.applied == [1, 2, 3, 5, 7, 9, 10]
     assert report.skipped == [4, 6, 8]  # roles: chDB has no access control
     objects = _objects(conn)
     for table in schema.DATA_TABLES:
@@ -51,12 +54,12 @@ def test_migrate_is_idempotent_and_versioned(chdb_dsn: str) -> None:
     schema.migrate(conn)
     again = schema.migrate(conn)
     assert again.applied == [] and again.skipped == []
-    assert again.present == [1, 2, 3, 4, 5, 6, 7, 8, 9]
+    assert again.present == [1, 2, 3, 4, 5, 6, 7, 8, 9, 10]
     rows = conn.rows(
         f"SELECT version, count(), any(note) FROM {conn.table('schema_migrations')} "
         "GROUP BY version ORDER BY version"
     )
-    assert [(v, n) for v, n, _ in rows] == [(v, 1) for v in range(1, 10)]
+    assert [(v, n) for v, n, _ in rows] == [(v, 1) for v in range(1, 11)]
     assert "chDB has no access control" in rows[3][2]
     assert "chDB has no access control" in rows[5][2]
     # Every statement of every migration is safe to run again (one interrupted half-way
@@ -112,7 +115,7 @@ def test_a_database_of_schema_4_gains_settlements_and_keeps_its_verdicts(chdb_ds
         list(old),
     )  # fmt: skip
     report = schema.migrate(conn)
-    assert report.applied == [5, 7, 9] and report.skipped == [4, 6, 8]
+    assert report.applied == [5, 7, 9, 10] and report.skipped == [4, 6, 8]
     assert _columns(conn, "claim_verdicts") == list(schema.CLAIM_VERDICTS.column_names)
     current = conn.rows(
         f"SELECT claim_id, settlement, verdict FROM {conn.table('current_claim_verdicts')} "
@@ -179,3 +182,22 @@ def test_invalid_dsn_is_a_clear_error() -> None:
     for bad in ("mysql://x", "chdb://relative/path", "http://", "chdb:///p?database=1x"):
         with pytest.raises(InvalidDsn):
             clickhouse.parse_dsn(bad)
+
+
+def test_current_claim_verdicts_show_the_supported_formulation(chdb_dsn: str) -> None:
+    """Migration 10: the view carries migration 9's column, for the current settlement."""
+    plain = samples.verdict(
+        "run-s", "n1", "c1", "verification", "contradicted", "check_failed", (0, 9, "tests pass")
+    )
+    supported = "the unit check has not passed on the final candidate snap-2"
+    first = dataclasses.replace(plain, body={**plain.body, "supported": supported})
+    second = samples.verdict(
+        "run-s", "n1", "c1", "verification", "supported", "check_passed", None, settlement=2
+    )
+    writer = ClickHouseWriter(chdb_dsn)
+    schema.migrate(writer.conn)
+    query = f"SELECT verdict, supported FROM {writer.conn.table('current_claim_verdicts')}"
+    writer.write([first])
+    assert writer.conn.rows(query) == [("contradicted", supported)]
+    writer.write([second])
+    assert writer.conn.rows(query) == [("supported", None)]

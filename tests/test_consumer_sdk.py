@@ -4,6 +4,7 @@ redelivers), handler retries then dead letters, undecodable records dead-lettere
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import re
 import subprocess
@@ -123,6 +124,12 @@ def test_revisions_verdicts_and_claim_notifications_on_request(
     topics = {kind: kafka_topic(kind.replace("_", "-")) for kind in kinds}
     dead = kafka_topic("dead")
     records = [r for r in sample_records() if r.kind in kinds]
+    at = next(n for n, r in enumerate(records) if r.kind == "claim_verdict")
+    formulated = dataclasses.replace(
+        records[at],
+        body={**records[at].body, "supported": "the unit check has not passed on snap-2"},
+    )
+    records[at] = formulated
     for kind, topic in topics.items():
         publish(kafka_config, topic, [r for r in records if r.kind == kind])
 
@@ -143,6 +150,9 @@ def test_revisions_verdicts_and_claim_notifications_on_request(
     assert revision.changes == tuple(revision.body["changes"])
     verdict = next(i for i in seen if isinstance(i, ClaimVerdict))
     assert verdict.id == verdict.body["verdict_id"] and verdict.claim_kind
+    supported = {i.id: i.supported for i in seen if isinstance(i, ClaimVerdict)}
+    assert supported.pop(formulated.id) == formulated.body["supported"]
+    assert set(supported.values()) == {None}
     assert consumer.stats.dead_lettered == 0
 
 

@@ -195,7 +195,7 @@ def test_an_old_sha256_credential_is_migrated_and_keeps_working(tmp_path: Path) 
             "purge_credentials", [[digest, schema._now()]], ["credential_sha256", "configured_at"]
         )
         report = schema.migrate(conn, credential_sha256=None)
-        assert report.applied == [7, 9] and report.skipped == [8]
+        assert report.applied == [7, 9, 10] and report.skipped == [8]
         ClickHouseWriter(conn.target.dsn).write(samples.sample_records())
         assert digest not in _dump(conn)
         tables = {r[0] for r in conn.rows("SELECT name FROM system.tables")}

@@ -193,6 +193,9 @@ class ClaimVerdict(_Item):
     claim_kind: str
     subject: str | None
     withdrawn: bool
+    # What the account supports in the claim's place (contradicted), or the obligation an
+    # omission leaves out; None otherwise.
+    supported: str | None
 
 
 Item = Notification | ClaimNotification | AccountRevision | ClaimVerdict
@@ -259,6 +262,7 @@ def _claim_verdict(body: Mapping[str, Any], origin: Origin) -> ClaimVerdict:
         claim_kind=body["claim_kind"],
         subject=body.get("subject"),
         withdrawn=body.get("withdrawn", False),
+        supported=body.get("supported"),
     )
 
 
