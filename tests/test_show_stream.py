@@ -107,12 +107,7 @@ def test_show_export_verify_through_the_stream_equal_replay(
         # the sink, from where the outputs stood before this test.
         worker = harness.worker()
         worker.start()
-        # A first event of another run, folded before the sample's: once, the run's first
-        # event, produced while the worker was still starting, was missing from its fold
-        # (state_revision without run.started).
-        warm_up = {**events[0], "run_id": f"{harness.prefix}-warm-up"}
-        warm_up["event_id"] = f"{harness.prefix}-warm-up-01"
-        for event in [warm_up, *events]:
+        for event in events:
             harness.produce([event])
             progress = Progress(kafka_config, harness.app_id)
             try:
