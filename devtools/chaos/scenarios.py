@@ -4,7 +4,7 @@ injected on the way, the checker at the end (docs/reliability.md).
 Each scenario is a function of a `Pipeline` (its world) and a `Plan` (how many events,
 how many repetitions of the fault, the seed that drew the moments). Scenarios that
 touch only workers and sinks run against any broker (the dev stack); those that stop
-brokers start a stack of their own on ports 19092-19094 (devtools/brokers.py) and
+brokers start a stack of their own on ports 19092-19094 (devtools/chaos/brokers.py) and
 always stop it.
 """
 
