@@ -28,7 +28,6 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-import click
 from confluent_kafka import Producer, TopicPartition
 
 import streams.worker_batch as worker_batch
@@ -104,7 +103,7 @@ def _sink(argv: Sequence[str]) -> int:
         query_port=None,
     )
     stats = run_sink(settings, config)
-    click.echo(stats.summary(), err=True)
+    print(stats.summary(), file=sys.stderr)
     return 0
 
 
