@@ -85,7 +85,7 @@ def chaos(
             f"{outcome.scenario}: {verdict} in {outcome.seconds:.0f} s (seed {outcome.seed})",
             err=True,
         )
-        for line in outcome.report.lines():
+        for line in [*outcome.report.lines(), *outcome.report.notes]:
             click.echo(f"  {line}", err=True)
 
     outcomes = run_all(

@@ -79,6 +79,7 @@ class Pipeline:
         self.sinks: list[SinkProcess] = []
         self.faults = 0
         self.notes: list[str] = []
+        self.unacked = 0  # records the broker never acknowledged (not expected anywhere)
         self.rng = random.Random()
         # Components broken on purpose (devtools/chaos/hooked.py), to prove the checker.
         self.worker_hook: str | None = None
@@ -170,6 +171,7 @@ class Pipeline:
                 time.sleep(pause)
             a, f = self._produce(records[start : start + step])
             acked, failed = acked + a, failed + f
+        self.unacked += failed
         return acked, failed
 
     def produce_in_background(
@@ -311,7 +313,10 @@ class Pipeline:
                     different=slow,
                 )
             )
-        return Report(tuple(checks), tuple(self.notes)), stall
+        notes = list(self.notes)
+        if self.unacked:
+            notes.append(f"{self.unacked} records were never acknowledged: none is expected")
+        return Report(tuple(checks), tuple(notes)), stall
 
     def longest_stall(self) -> float:
         """The longest gap (seconds) between consecutive outputs of the scenario's runs,
