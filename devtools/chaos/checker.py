@@ -97,6 +97,8 @@ def _scoped(table: schema.Table) -> str:
 def read_snapshot(dsn: str, prefix: str) -> Snapshot:
     """Read a scenario's rows (runs under `prefix`; every dead letter) from ClickHouse."""
     conn = require_database(dsn)
+    # Opening the directory would let merges run again; a merge would hide a duplicate.
+    conn.command("SYSTEM STOP MERGES")
     params = {"prefix": prefix}
     counts: dict[str, tuple[int, int]] = {}
     repeated: dict[str, list[str]] = {}
