@@ -146,3 +146,20 @@ def test_dockerfile_copies_every_package_the_project_installs() -> None:
     assert "RUN pip install ." in dockerfile
     assert 'ENTRYPOINT ["outcomes"]' in dockerfile
     assert any(line.startswith("FROM python:3.11") for line in dockerfile.splitlines())
+
+
+def test_pyproject_installs_every_package_of_the_project() -> None:
+    """A package folder missing from pyproject's list is left out of `pip install .` (the
+    image) while an editable install still finds it: list every one, data folders too."""
+    pyproject = tomllib.loads((ROOT / "pyproject.toml").read_text())
+    listed = set(pyproject["tool"]["setuptools"]["packages"])
+    tops = {name.split(".")[0] for name in listed}
+    found = {
+        ".".join(init.parent.relative_to(ROOT).parts)
+        for top in tops
+        for init in (ROOT / top).rglob("__init__.py")
+    }
+    assert found <= listed, sorted(found - listed)
+    data = pyproject["tool"]["setuptools"]["package-data"]
+    for folder in ("schemas/baseline", "schemas/history"):
+        assert folder.replace("/", ".") in listed and folder.replace("/", ".") in data, folder
