@@ -16,7 +16,7 @@ import uuid
 from collections import defaultdict
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, cast
 
 import pytest
 
@@ -357,3 +357,44 @@ def test_readme_consumer_example_runs_and_handles_each_notification_once(
         f"{r.key} revision {r.body['revision']}: {r.body['previous_status']} -> {r.body['status']}"
         for r in records
     )  # each once, though two were delivered twice
+
+
+class _Clock:
+    """A monotonic clock that moves one second per reading."""
+
+    def __init__(self) -> None:
+        self.now = 0.0
+
+    def __call__(self) -> float:
+        self.now += 1.0
+        return self.now
+
+
+class _Silent:
+    """A confluent-kafka consumer stand-in whose polls bring nothing."""
+
+    def consume(self, num_messages: int, timeout: float) -> list[Any]:
+        return []
+
+
+def test_idle_timeout_waits_for_a_first_assignment(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A member that has no partition yet (the group coordinator of a broker that just
+    started is still loading) is not idle: it waits ASSIGNMENT_WAIT before giving up; once
+    assigned, idle_timeout alone counts."""
+    settings = Settings.load(bootstrap="127.0.0.1:1")
+    ended = {}
+    for assigned in (set(), {("t", 0)}):
+        clock = _Clock()
+        monkeypatch.setattr(consumer_module.time, "monotonic", clock)
+        member = make_consumer(settings, "t", "dead", group="g")
+        real = member._consumer
+        try:
+            member._consumer = cast(Any, _Silent())
+            member._assigned = set(assigned)
+            member.run(lambda item: None, idle_timeout=3.0)
+        finally:
+            member._consumer = real
+            member.close()
+        ended[bool(assigned)] = clock.now
+    assert ended[False] >= consumer_module.ASSIGNMENT_WAIT  # waited for an assignment
+    assert 3.0 <= ended[True] < 10.0  # assigned: the idle timeout (3 s) alone

@@ -266,6 +266,15 @@ def _claim_verdict(body: Mapping[str, Any], origin: Origin) -> ClaimVerdict:
     )
 
 
+ASSIGNMENT_WAIT = 30.0
+"""Seconds an idle timeout waits at least while the member has no partition: joining a
+group on a broker that just started waits for the coordinator to load."""
+
+
+def _first_assignment(idle_timeout: float | None) -> float | None:
+    return None if idle_timeout is None else max(idle_timeout, ASSIGNMENT_WAIT)
+
+
 def _committed(error: KafkaError | None, partitions: list[TopicPartition]) -> None:
     """The answer to an asynchronous commit: a failure only means redelivery; say so."""
     if error is not None:
@@ -538,7 +547,8 @@ class OutcomesConsumer:
         on_idle: Callable[[], None] | None = None,
     ) -> ConsumerStats:
         """Hand every kept item to `handler`, in order per partition, until :meth:`stop`,
-        `idle_timeout` seconds with nothing read (counted from the latest assignment), or
+        `idle_timeout` seconds with nothing read (counted from the latest assignment; while
+        the member has no partition, at least `ASSIGNMENT_WAIT` seconds), or
         `max_items` handled. `on_idle` is called whenever a poll brings nothing (a live
         view flushes what it holds)."""
         self._last_read = time.monotonic()
@@ -549,7 +559,10 @@ class OutcomesConsumer:
                 if on_idle is not None:
                     on_idle()
                 idle = time.monotonic() - self._last_read
-                if idle_timeout is not None and idle >= idle_timeout:
+                # Before its first assignment a member may wait for the group coordinator
+                # (seconds on a broker that just started): that is not idleness.
+                limit = idle_timeout if self._assigned else _first_assignment(idle_timeout)
+                if limit is not None and idle >= limit:
                     break
                 continue
             self._last_read = time.monotonic()
