@@ -362,8 +362,71 @@ def produce_raw(
 # The worker process.
 
 
+class LoggedProcess:
+    """A subprocess whose output goes to a log file (never a pipe a stopped reader could
+    fill): start, signal, wait, stop and read the log's tail. Subclasses are dataclasses
+    holding `log_path`, `process` and `_log`."""
+
+    log_path: Path
+    process: subprocess.Popen[bytes] | None
+    _log: IO[bytes] | None
+
+    def _describe(self) -> str:
+        return "process"
+
+    def _spawn(self, args: Sequence[str], env: Mapping[str, str]) -> None:
+        self._log = self.log_path.open("ab")
+        self._log.write(f"\n==== start {time.strftime('%H:%M:%S')} {list(args)}\n".encode())
+        self._log.flush()
+        self.process = subprocess.Popen(
+            list(args), stdout=self._log, stderr=subprocess.STDOUT, env=dict(env),
+            start_new_session=True,
+        )  # fmt: skip
+
+    @property
+    def pid(self) -> int:
+        assert self.process is not None
+        return self.process.pid
+
+    def alive(self) -> bool:
+        return self.process is not None and self.process.poll() is None
+
+    def signal(self, signum: int) -> None:
+        if self.alive():
+            os.kill(self.pid, signum)
+
+    def wait(self, timeout: float) -> int:
+        """The exit code, waiting at most `timeout` seconds (then the test fails)."""
+        assert self.process is not None
+        try:
+            code = self.process.wait(timeout)
+        except subprocess.TimeoutExpired:
+            raise AssertionError(
+                f"{self._describe()} still running after {timeout}s; log tail:\n{self.tail()}"
+            ) from None
+        self._close_log()
+        return code
+
+    def stop(self) -> None:
+        """Kill the process if it still runs (for `finally` blocks)."""
+        if self.alive():
+            assert self.process is not None
+            self.process.kill()
+            self.process.wait(30)
+        self._close_log()
+
+    def _close_log(self) -> None:
+        if self._log is not None:
+            self._log.close()
+            self._log = None
+
+    def tail(self, lines: int = 40) -> str:
+        text = self.log_path.read_text(errors="replace") if self.log_path.exists() else ""
+        return "\n".join(text.splitlines()[-lines:])
+
+
 @dataclass
-class WorkerProcess:
+class WorkerProcess(LoggedProcess):
     """One `outcomes worker` subprocess; its log goes to a file (never a blocking pipe)."""
 
     app_id: str
@@ -396,22 +459,11 @@ class WorkerProcess:
             args += ["--until-idle", str(self.until_idle)]
         args += ["--no-web"] if self.web_port is None else ["--web-port", str(self.web_port)]
         self.last_stats = None
-        self._log = self.log_path.open("ab")
-        self._log.write(f"\n==== start {time.strftime('%H:%M:%S')} {args}\n".encode())
-        self._log.flush()
-        env = {**os.environ, "PYTHONUNBUFFERED": "1", **self.env}
-        self.process = subprocess.Popen(
-            args, stdout=self._log, stderr=subprocess.STDOUT, env=env, start_new_session=True
-        )
+        self._spawn(args, {**os.environ, "PYTHONUNBUFFERED": "1", **self.env})
         return self
 
-    @property
-    def pid(self) -> int:
-        assert self.process is not None
-        return self.process.pid
-
-    def alive(self) -> bool:
-        return self.process is not None and self.process.poll() is None
+    def _describe(self) -> str:
+        return f"worker {self.app_id}"
 
     def stats(self) -> Json | None:
         """The `/outcomes/stats` page, or None while the web server is not up."""
@@ -424,39 +476,6 @@ class WorkerProcess:
                 return stats
         except (urllib.error.URLError, ConnectionError, TimeoutError, OSError):
             return None
-
-    def signal(self, signum: int) -> None:
-        if self.alive():
-            os.kill(self.pid, signum)
-
-    def wait(self, timeout: float) -> int:
-        """The exit code, waiting at most `timeout` seconds (then the test fails)."""
-        assert self.process is not None
-        try:
-            code = self.process.wait(timeout)
-        except subprocess.TimeoutExpired:
-            raise AssertionError(
-                f"worker {self.app_id} still running after {timeout}s; log tail:\n{self.tail()}"
-            ) from None
-        self._close_log()
-        return code
-
-    def stop(self) -> None:
-        """Kill the process if it still runs (for `finally` blocks)."""
-        if self.alive():
-            assert self.process is not None
-            self.process.kill()
-            self.process.wait(30)
-        self._close_log()
-
-    def _close_log(self) -> None:
-        if self._log is not None:
-            self._log.close()
-            self._log = None
-
-    def tail(self, lines: int = 40) -> str:
-        text = self.log_path.read_text(errors="replace") if self.log_path.exists() else ""
-        return "\n".join(text.splitlines()[-lines:])
 
     def _current_log(self) -> str:
         """The log of the current (or last) start."""

@@ -8,13 +8,12 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO
 
 from devtools.chaos.hooked import HOOK_ENV
-from devtools.harness import WorkerProcess
+from devtools.harness import LoggedProcess, WorkerProcess
 
 
 @dataclass
@@ -45,18 +44,12 @@ class ChaosWorker(WorkerProcess):
         if self.web_port is not None:
             args += ["--web-port", str(self.web_port)]
         self.last_stats = None
-        self._log = self.log_path.open("ab")
-        self._log.write(f"\n==== start {time.strftime('%H:%M:%S')} {args}\n".encode())
-        self._log.flush()
-        env = {**os.environ, "PYTHONUNBUFFERED": "1", **self.env, HOOK_ENV: self.hook}
-        self.process = subprocess.Popen(
-            args, stdout=self._log, stderr=subprocess.STDOUT, env=env, start_new_session=True
-        )
+        self._spawn(args, {**os.environ, "PYTHONUNBUFFERED": "1", **self.env, HOOK_ENV: self.hook})
         return self
 
 
 @dataclass
-class SinkProcess:
+class SinkProcess(LoggedProcess):
     """One sink subprocess writing to the scenario's ClickHouse."""
 
     bootstrap: str
@@ -89,56 +82,14 @@ class SinkProcess:
         env.pop(HOOK_ENV, None)
         if self.hook is not None:
             env[HOOK_ENV] = self.hook
-        self._log = self.log_path.open("ab")
-        self._log.write(f"\n==== start {time.strftime('%H:%M:%S')} {args}\n".encode())
-        self._log.flush()
-        self.process = subprocess.Popen(
-            args, stdout=self._log, stderr=subprocess.STDOUT, env=env, start_new_session=True
-        )
+        self._spawn(args, env)
         self.starts += 1
         return self
 
-    @property
-    def pid(self) -> int:
-        assert self.process is not None
-        return self.process.pid
-
-    def alive(self) -> bool:
-        return self.process is not None and self.process.poll() is None
-
-    def signal(self, signum: int) -> None:
-        if self.alive():
-            os.kill(self.pid, signum)
+    def _describe(self) -> str:
+        return "sink"
 
     def kill(self) -> None:
         """SIGKILL: no flush, no commit; then reap it."""
         self.signal(signal.SIGKILL)
         self.wait(30)
-
-    def wait(self, timeout: float) -> int:
-        assert self.process is not None
-        try:
-            code = self.process.wait(timeout)
-        except subprocess.TimeoutExpired:
-            raise AssertionError(
-                f"sink still running after {timeout}s; log tail:\n{self.tail()}"
-            ) from None
-        self._close_log()
-        return code
-
-    def stop(self) -> None:
-        """Kill the process if it still runs (for `finally` blocks)."""
-        if self.alive():
-            assert self.process is not None
-            self.process.kill()
-            self.process.wait(30)
-        self._close_log()
-
-    def _close_log(self) -> None:
-        if self._log is not None:
-            self._log.close()
-            self._log = None
-
-    def tail(self, lines: int = 30) -> str:
-        text = self.log_path.read_text(errors="replace") if self.log_path.exists() else ""
-        return "\n".join(text.splitlines()[-lines:])
