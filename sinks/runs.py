@@ -13,27 +13,14 @@ from typing import Any
 
 import orjson
 
+import schemas
 from sinks import clickhouse, schema
 
-# claim_verdicts columns in the order of a verdict record's fields (docs/records.md).
-_VERDICT_COLUMNS = (
-    "row_id",
-    "claim_id",
-    "settlement",
-    "supersedes",
-    "withdrawn",
-    "run_id",
-    "narrative_id",
-    "event_id",
-    "account_revision",
-    "claim_kind",
-    "verdict",
-    "subject",
-    "span_start",
-    "span_end",
-    "span_text",
-    "reason",
-    "supported",
+# claim_verdicts columns in the order of a verdict record's fields (its Avro schema;
+# the table names `verdict_id` `row_id`, as every table names its record's id).
+_VERDICT_COLUMNS = tuple(
+    "row_id" if f["name"] == "verdict_id" else f["name"]
+    for f in schemas.schema_json(schemas.OUTPUT_SCHEMAS["claim_verdict"])["fields"]
 )
 
 
