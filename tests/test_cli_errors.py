@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -21,21 +20,11 @@ from cli.main import main
 from common.broker import BROKER_CHECK_SECONDS
 from sinks import clickhouse
 from tests.chdb_support import PURGE_SECRET, sample_database
+from tests.cli_support import outcomes
 
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLE = ROOT / "samples" / "five_file_run.jsonl"
 DEAD_BROKER = "127.0.0.1:1"  # nothing listens on port 1
-
-
-def outcomes(*args: str, timeout: float = 60) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "cli", *args],
-        capture_output=True,
-        text=True,
-        cwd=ROOT,
-        timeout=timeout,
-        check=False,
-    )
 
 
 def one_error_line(proc: subprocess.CompletedProcess[str], command: str) -> str:

@@ -6,8 +6,6 @@ problem; the narrative can be redacted, and the manifest says so."""
 from __future__ import annotations
 
 import hashlib
-import subprocess
-import sys
 import zipfile
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -21,22 +19,12 @@ from cli.main import main
 from reports.bundle import MANIFEST, pretty
 from reports.verify import problems
 from sinks import clickhouse
+from tests.cli_support import outcomes
 
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLE = ROOT / "samples" / "five_file_run.jsonl"
 RUN = "run-five-files"
 Files = dict[str, bytes]
-
-
-def outcomes(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "cli", *args],
-        capture_output=True,
-        text=True,
-        cwd=ROOT,
-        timeout=120,
-        check=False,
-    )
 
 
 @pytest.fixture(scope="module")

@@ -4,8 +4,6 @@ confirmed" for what is unknown and marks failed only what failed; then and now."
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -17,21 +15,11 @@ from cli.main import main
 from reports.model import RunView
 from reports.status import FAILED, UNKNOWN, render, status_block, then_and_now
 from sinks import clickhouse
+from tests.cli_support import outcomes
 
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLE = ROOT / "samples" / "five_file_run.jsonl"
 RUN = "run-five-files"
-
-
-def outcomes(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "cli", *args],
-        capture_output=True,
-        text=True,
-        cwd=ROOT,
-        timeout=120,
-        check=False,
-    )
 
 
 @pytest.fixture(scope="module")

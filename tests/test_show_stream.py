@@ -37,21 +37,11 @@ from devtools.harness import (
     wait_for,
 )
 from reducers.catalog import OUTPUT_TOPICS
+from tests.cli_support import outcomes
 
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLE = ROOT / "samples" / "five_file_run.jsonl"
 pytestmark = pytest.mark.slow
-
-
-def outcomes(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "cli", *args],
-        capture_output=True,
-        text=True,
-        cwd=ROOT,
-        timeout=120,
-        check=False,
-    )
 
 
 def renamed(prefix: str) -> list[dict[str, Any]]:
