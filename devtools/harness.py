@@ -59,7 +59,7 @@ import uuid
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Any
+from typing import IO, Any, Self
 
 from confluent_kafka import (
     Consumer,
@@ -441,10 +441,9 @@ class WorkerProcess(LoggedProcess):
     last_stats: Json | None = None
     _log: IO[bytes] | None = field(default=None, repr=False)
 
-    def start(self) -> WorkerProcess:
+    def start(self) -> Self:
         args = [
-            OUTCOMES,
-            "worker",
+            *self._command(),
             "--bootstrap",
             self.bootstrap,
             "--app-id",
@@ -459,8 +458,15 @@ class WorkerProcess(LoggedProcess):
             args += ["--until-idle", str(self.until_idle)]
         args += ["--no-web"] if self.web_port is None else ["--web-port", str(self.web_port)]
         self.last_stats = None
-        self._spawn(args, {**os.environ, "PYTHONUNBUFFERED": "1", **self.env})
+        self._spawn(args, self._environment())
         return self
+
+    def _command(self) -> list[str]:
+        """The program and subcommand it runs (a subclass may run another worker)."""
+        return [OUTCOMES, "worker"]
+
+    def _environment(self) -> dict[str, str]:
+        return {**os.environ, "PYTHONUNBUFFERED": "1", **self.env}
 
     def _describe(self) -> str:
         return f"worker {self.app_id}"

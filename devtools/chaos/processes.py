@@ -22,30 +22,16 @@ class ChaosWorker(WorkerProcess):
 
     hook: str | None = None
 
-    def start(self) -> ChaosWorker:
+    def _command(self) -> list[str]:
         if self.hook is None:
-            super().start()
-            return self
-        args = [
-            sys.executable,
-            "-m",
-            "devtools.chaos.hooked",
-            "worker",
-            "--bootstrap",
-            self.bootstrap,
-            "--app-id",
-            self.app_id,
-            "--state-dir",
-            str(self.state_dir),
-            *self.extra,
-        ]
-        if self.until_idle is not None:
-            args += ["--until-idle", str(self.until_idle)]
-        if self.web_port is not None:
-            args += ["--web-port", str(self.web_port)]
-        self.last_stats = None
-        self._spawn(args, {**os.environ, "PYTHONUNBUFFERED": "1", **self.env, HOOK_ENV: self.hook})
-        return self
+            return super()._command()
+        return [sys.executable, "-m", "devtools.chaos.hooked", "worker"]
+
+    def _environment(self) -> dict[str, str]:
+        env = super()._environment()
+        if self.hook is not None:
+            env[HOOK_ENV] = self.hook
+        return env
 
 
 @dataclass
