@@ -171,6 +171,23 @@ class MissingTopic(TopicsError):
     """A topic the command reads does not exist. Operators: `outcomes topics ensure`."""
 
 
+def _high_watermark(consumer: Any, partition: Any, patience: float = 30.0) -> int:
+    """A partition's high watermark, asking again while its leadership moves (a broker of
+    a cluster restarting answers NOT_LEADER_FOR_PARTITION until the new leader is known)."""
+    from confluent_kafka import KafkaError, KafkaException
+
+    moving = {KafkaError.NOT_LEADER_FOR_PARTITION, KafkaError.LEADER_NOT_AVAILABLE}
+    deadline = time.monotonic() + patience
+    while True:
+        try:
+            return int(consumer.get_watermark_offsets(partition, timeout=10)[1])
+        except KafkaException as exc:
+            error = exc.args[0]
+            if error.code() not in moving or time.monotonic() > deadline:
+                raise
+            time.sleep(0.5)
+
+
 def end_offsets(conf: KafkaConf, topics: Sequence[str]) -> dict[tuple[str, int], int]:
     """The current end (high watermark) of every partition of `topics`.
 
@@ -187,10 +204,8 @@ def end_offsets(conf: KafkaConf, topics: Sequence[str]) -> dict[tuple[str, int],
             if info is None or info.error is not None:
                 raise MissingTopic(f"topic {topic} does not exist (run `outcomes topics ensure`)")
             for partition in info.partitions:
-                _, high = consumer.get_watermark_offsets(
-                    TopicPartition(topic, partition), timeout=10
-                )
-                ends[(topic, partition)] = high
+                where = TopicPartition(topic, partition)
+                ends[(topic, partition)] = _high_watermark(consumer, where)
         return ends
     except KafkaException as exc:
         raise TopicsError(f"reading end offsets failed: {exc}") from exc
