@@ -1,6 +1,6 @@
 """Claim checking's cost per narrative. Prints figures; asserts nothing.
 
-Run: `.venv/bin/python -m bench.bench_claims [CORPUS_DIR]`. Measures, in this process:
+Run: `.venv/bin/python -m outcomes.bench.bench_claims [CORPUS_DIR]`. Measures, in this process:
 1. reading (Markdown, sentences, grammar) and judging each text of the claims corpus
    (default `../shared/claims-corpus`, read where it lies, never copied) against an
    account that makes every claim checkable: median and p99 per narrative;
@@ -16,7 +16,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from reducers.claims import judge_reading, read
+from outcomes.reducers.claims.checker import judge_reading, read
 
 SENTENCES = (
     "## Migration Complete\n\n"

@@ -10,7 +10,7 @@ of it. The batch size is chosen by median, not best run: the host is shared, and
 1-minute load average is printed with every line. Rows per CPU-second (this process,
 all threads) are less sensitive to other processes on the host than rows per second.
 
-    .venv/bin/python -m bench.bench_clickhouse [--rows 60000] [--json-kb 3] [--repeat 5]
+    .venv/bin/python -m outcomes.bench.bench_clickhouse [--rows 60000] [--json-kb 3] [--repeat 5]
 """
 
 from __future__ import annotations
@@ -22,11 +22,11 @@ import tempfile
 import time
 from pathlib import Path
 
-from devtools import samples
-from reducers.records import OutputRecord
-from sinks import clickhouse, schema
-from sinks.rows import Row, rows_for
-from sinks.writer import ClickHouseWriter
+from outcomes.devtools import samples
+from outcomes.reducers.records import OutputRecord
+from outcomes.sinks import clickhouse, schema
+from outcomes.sinks.rows import Row, rows_for
+from outcomes.sinks.writer import ClickHouseWriter
 
 BATCH_SIZES = (1_000, 5_000, 10_000, 20_000, 50_000)
 

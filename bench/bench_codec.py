@@ -22,12 +22,12 @@ from typing import Any
 
 import fastavro
 
-from common.codec import Codec, current_schemas
-from devtools.workload import generate_runs, interleave
-from reducers.records import OutputRecord
-from schemas import EVENT_SCHEMAS
-from streams.runfold import Origin, RunFolder
-from streams.store import MemoryEventStore
+from outcomes.common.codec import Codec, current_schemas
+from outcomes.devtools.workload import generate_runs, interleave
+from outcomes.reducers.records import OutputRecord
+from outcomes.schemas import EVENT_SCHEMAS
+from outcomes.streams.runfold import Origin, RunFolder
+from outcomes.streams.store import MemoryEventStore
 
 # Share of each event type in a typical run (tool and lifecycle traffic dominates).
 MIX: dict[str, int] = {

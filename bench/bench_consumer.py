@@ -3,9 +3,9 @@
 One run publishes notifications to a topic of its own, then measures on it:
 - the raw ceiling: confluent-kafka `consume()` in batches and `Codec().decode` of each
   record, nothing else, in this process;
-- the consumer SDK (`streams.sdk.consumer.OutcomesConsumer`) with a handler that does
+- the consumer SDK (`outcomes.streams.sdk.consumer.OutcomesConsumer`) with a handler that does
   nothing: decoding, typed items, filters, offset bookkeeping and commits;
-- the webhook relay (`streams.sdk.relay.WebhookRelay` as the SDK's handler) against a
+- the webhook relay (`outcomes.streams.sdk.relay.WebhookRelay` as the SDK's handler) against a
   local `http.server` receiver (a process of its own) that verifies each signature and
   answers 204: one request at a time, as the relay sends them.
 
@@ -13,7 +13,7 @@ Each figure is notifications/s from the first record handled to the last (the gr
 join is left out, and shown apart as the wall time). The receiver shares the machine's
 cores with the relay and the broker. Prints figures; asserts nothing.
 
-    .venv/bin/python -m bench.bench_consumer [--notifications 200000] [--relayed 10000]
+    .venv/bin/python -m outcomes.bench.bench_consumer [--notifications 200000] [--relayed 10000]
 """
 
 from __future__ import annotations
@@ -32,12 +32,12 @@ from typing import Any
 from confluent_kafka import Consumer, Producer
 from confluent_kafka.admin import AdminClient, NewTopic
 
-from common.codec import Codec
-from common.settings import Settings
-from devtools.samples import notification
-from streams.sdk.consumer import Item, OutcomesConsumer
-from streams.sdk.relay import WebhookRelay
-from streams.sdk.webhook import verify
+from outcomes.common.codec import Codec
+from outcomes.common.settings import Settings
+from outcomes.devtools.samples import notification
+from outcomes.streams.sdk.consumer import Item, OutcomesConsumer
+from outcomes.streams.sdk.relay import WebhookRelay
+from outcomes.streams.sdk.webhook import verify
 
 STATUSES = ("unresolved", "blocked", "partially_complete", "complete")
 

@@ -15,7 +15,7 @@ import sys
 def main(argv: list[str] | None = None) -> None:
     """Run the benchmark with command-line flags."""
     args = sys.argv[1:] if argv is None else argv
-    raise SystemExit(subprocess.call([sys.executable, "-m", "cli", "bench", *args]))
+    raise SystemExit(subprocess.call([sys.executable, "-m", "outcomes.cli", "bench", *args]))
 
 
 if __name__ == "__main__":

@@ -1,6 +1,6 @@
 """Replay throughput of the pure core, side by side with the cost of just parsing JSON.
 
-Prints figures; asserts nothing. Run: `.venv/bin/python -m bench.bench_replay`.
+Prints figures; asserts nothing. Run: `.venv/bin/python -m outcomes.bench.bench_replay`.
 Throughput is given by wall clock and by this process's CPU time: on a shared, busy
 machine the wall figure also counts time spent waiting for a core.
 Measures, in one process on one core:
@@ -31,14 +31,14 @@ from typing import Any
 
 import orjson
 
-from common.runtime import tune_gc
-from devtools.workload import generate_run, generate_runs, interleave
-from reducers import engine as engine_module
-from reducers.engine import Engine, fold
-from reducers.limits import Limits
-from reducers.state import RunState
-from reducers.validate import event_parser, parse_event
-from streams.replay import ReplayStats, jsonl_items, replay_items, settling_state
+from outcomes.common.runtime import tune_gc
+from outcomes.devtools.workload import generate_run, generate_runs, interleave
+from outcomes.reducers import engine as engine_module
+from outcomes.reducers.engine import Engine, fold
+from outcomes.reducers.limits import Limits
+from outcomes.reducers.state import RunState
+from outcomes.reducers.validate import event_parser, parse_event
+from outcomes.streams.replay import ReplayStats, jsonl_items, replay_items, settling_state
 
 
 def write_mix(path: Path, runs: int, padding: int, seed: int = 7, *, mixed: bool = True) -> int:
@@ -234,7 +234,7 @@ def main() -> None:
         )
     if not args.skip_memory:
         result = subprocess.run(
-            [sys.executable, "-m", "bench.bench_replay", "--memory-child", "10000", "100"],
+            [sys.executable, "-m", "outcomes.bench.bench_replay", "--memory-child", "10000", "100"],
             check=True,
             capture_output=True,
             text=True,

@@ -9,7 +9,7 @@ One run measures, against the real broker:
   `Codec().decode_event_fast`, nothing else, in this process;
 - the two-stage floor: the same, then each record forwarded to a scratch topic and that
   topic consumed: the Kafka work any worker with a run log must do
-  (`devtools.bench.two_stage_floor`);
+  (`outcomes.devtools.bench.two_stage_floor`);
 - the worker's peak RSS (VmHWM from /proc/<pid>/status);
 - per-event cost as runs grow: loads made of runs of ~10, ~1,000 and ~10,000 events,
   produced live (while the worker runs, each run in order) and as a backlog.
@@ -18,7 +18,7 @@ Each load gets its own consumer group that starts at the current ends (as the wo
 tests do, devtools/harness.py), so earlier traffic is not re-read. Prints figures;
 asserts nothing.
 
-    .venv/bin/python -m bench.bench_worker [--events 50000] [--size-events 10000]
+    .venv/bin/python -m outcomes.bench.bench_worker [--events 50000] [--size-events 10000]
 """
 
 from __future__ import annotations
@@ -32,10 +32,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from common.codec import Codec
-from common.settings import Settings
-from devtools.bench import pure_fold, raw_ceiling, two_stage_floor
-from devtools.harness import (
+from outcomes.common.codec import Codec
+from outcomes.common.settings import Settings
+from outcomes.devtools.bench import pure_fold, raw_ceiling, two_stage_floor
+from outcomes.devtools.harness import (
     Event,
     KafkaConfig,
     TopicOffsets,
@@ -49,9 +49,9 @@ from devtools.harness import (
     unique_name,
     wait_for,
 )
-from devtools.workload import SCENARIOS, generate_run, generate_runs, interleave
-from reducers.catalog import INPUT_TOPICS
-from streams.topics import read_range
+from outcomes.devtools.workload import SCENARIOS, generate_run, generate_runs, interleave
+from outcomes.reducers.catalog import INPUT_TOPICS
+from outcomes.streams.topics import read_range
 
 
 @dataclass(frozen=True)

@@ -1,6 +1,7 @@
 """Plots of `outcomes bench` results files, as PNG images (docs/benchmarks.md shows them).
 
-    .venv/bin/python -m bench.plots bench/results/AFTER.json --before bench/results/BEFORE.json \
+    .venv/bin/python -m outcomes.bench.plots bench/results/AFTER.json \
+        --before bench/results/BEFORE.json \
         --out docs/img
 
 Three images, each drawn from the results files alone (nothing is measured here):

@@ -1,5 +1,5 @@
 """`python -m cli` runs the `outcomes` command line."""
 
-from cli.main import main
+from outcomes.cli.main import main
 
 main()

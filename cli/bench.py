@@ -1,7 +1,7 @@
-"""`outcomes bench`: the end-to-end benchmark (the work is `devtools.bench`).
+"""`outcomes bench`: the end-to-end benchmark (the work is `outcomes.devtools.bench`).
 
-`python -m cli.bench --probe-sink BOOTSTRAP DSN GROUP LOG BATCH_SECONDS` is the bench's
-own sink process (`devtools.bench.probe_sink`), which `run_bench` starts; any other
+`python -m outcomes.cli.bench --probe-sink BOOTSTRAP DSN GROUP LOG BATCH_SECONDS` is the bench's
+own sink process (`outcomes.devtools.bench.probe_sink`), which `run_bench` starts; any other
 arguments run `outcomes bench`.
 """
 
@@ -15,10 +15,10 @@ from pathlib import Path
 
 import click
 
-from cli import options
-from cli.main import main
-from devtools.bench import default_results_dir, print_report, probe_sink, run_bench
-from sinks import defaults as sink_defaults
+from outcomes.cli import options
+from outcomes.cli.main import main
+from outcomes.devtools.bench import default_results_dir, print_report, probe_sink, run_bench
+from outcomes.sinks import defaults as sink_defaults
 
 
 @click.command()

@@ -1,5 +1,5 @@
 """`outcomes chaos`: fault scenarios end to end, checked in ClickHouse (the work is
-`devtools.chaos`; docs/reliability.md)."""
+`outcomes.devtools.chaos`; docs/reliability.md)."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ import click
 from rich.console import Console
 from rich.table import Table
 
-from devtools.chaos.brokers import CHAOS_PORT
-from devtools.chaos.scenarios import SCENARIOS, ChaosFailed, Outcome, Plan, run_all
+from outcomes.devtools.chaos.brokers import CHAOS_PORT
+from outcomes.devtools.chaos.scenarios import SCENARIOS, ChaosFailed, Outcome, Plan, run_all
 
 
 def outcome_table(outcomes: list[Outcome]) -> Table:

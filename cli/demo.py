@@ -1,4 +1,4 @@
-"""`outcomes demo`: the whole pipeline on one machine (the work is `devtools.demo`)."""
+"""`outcomes demo`: the whole pipeline on one machine (the work is `outcomes.devtools.demo`)."""
 
 from __future__ import annotations
 
@@ -6,9 +6,9 @@ from pathlib import Path
 
 import click
 
-from cli import options
-from common.settings import Settings
-from devtools.demo import dev_stack_note, render_summary, run_demo
+from outcomes.cli import options
+from outcomes.common.settings import Settings
+from outcomes.devtools.demo import dev_stack_note, render_summary, run_demo
 
 
 @click.command()

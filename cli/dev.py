@@ -1,4 +1,4 @@
-"""`outcomes dev`: start, inspect and stop the dev Kafka (the work is `devtools.devstack`)."""
+"""`outcomes dev`: start, inspect and stop the dev Kafka (`outcomes.devtools.devstack`)."""
 
 from __future__ import annotations
 
@@ -7,10 +7,10 @@ from pathlib import Path
 
 import click
 
-from cli import options
-from cli.group import Group
-from common.settings import Settings
-from devtools.devstack import (
+from outcomes.cli import options
+from outcomes.cli.group import Group
+from outcomes.common.settings import Settings
+from outcomes.devtools.devstack import (
     ADMIN_USER,
     DEFAULT_HEAP,
     DEFAULT_PORT,
@@ -28,7 +28,7 @@ from devtools.devstack import (
     stack_file,
     up,
 )
-from streams.topics import cluster_brokers
+from outcomes.streams.topics import cluster_brokers
 
 
 def _echo_err(message: str) -> None:

@@ -8,9 +8,9 @@ from pathlib import Path
 
 import click
 
-from cli.show import load_view, source_options
-from reports.bundle import Files, build
-from reports.errors import UnreadableSource
+from outcomes.cli.show import load_view, source_options
+from outcomes.reports.bundle import Files, build
+from outcomes.reports.errors import UnreadableSource
 
 # A zip entry's fixed time (the zip format's earliest), so the same bundle is the same bytes.
 _ZIP_TIME = (1980, 1, 1, 0, 0, 0)

@@ -4,7 +4,7 @@ Each notification is printed as it arrives: the run, the revision, the status be
 after, and what changed (the `changes` of the account revision it announces, read from
 the revisions topic; a notification whose revision does not show up within a second is
 printed without them). Claim notifications are printed too. `--format json` prints one
-JSON object a line for scripts. The consumer is `streams.sdk.consumer.OutcomesConsumer`,
+JSON object a line for scripts. The consumer is `outcomes.streams.sdk.consumer.OutcomesConsumer`,
 in a group of its own that never commits: following changes nothing on the broker.
 """
 
@@ -24,11 +24,11 @@ from typing import Any, Literal
 import click
 import orjson
 
-from cli import options
-from common.broker import check_broker
-from common.settings import Settings
-from reducers.catalog import OUTPUT_TOPICS
-from streams.sdk.consumer import (
+from outcomes.cli import options
+from outcomes.common.broker import check_broker
+from outcomes.common.settings import Settings
+from outcomes.reducers.catalog import OUTPUT_TOPICS
+from outcomes.streams.sdk.consumer import (
     AccountRevision,
     ClaimNotification,
     Item,

@@ -1,7 +1,7 @@
 """How `outcomes` groups run commands, and the one line a failed command prints.
 
 Every group of the command line is a :class:`Group`: it notes in the context the
-subcommand it runs, so the top-level handler (`cli.main.LazyGroup.invoke`) can name the
+subcommand it runs, so the top-level handler (`outcomes.cli.main.LazyGroup.invoke`) can name the
 whole command (`outcomes dev up`) in the error line it prints for an `OutcomesError`.
 """
 
@@ -11,7 +11,7 @@ from typing import IO, Any
 
 import click
 
-from reducers.errors import OutcomesError
+from outcomes.reducers.errors import OutcomesError
 
 _PATH = "outcomes.command_path"
 """`ctx.meta` key (meta is shared by every context of one invocation): subcommand names."""

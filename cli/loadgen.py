@@ -1,4 +1,4 @@
-"""`outcomes loadgen`: publish seeded agent runs (the work is `devtools.loadgen`)."""
+"""`outcomes loadgen`: publish seeded agent runs (the work is `outcomes.devtools.loadgen`)."""
 
 from __future__ import annotations
 
@@ -6,9 +6,9 @@ from pathlib import Path
 
 import click
 
-from cli import options
-from common.settings import Settings
-from devtools.loadgen import (
+from outcomes.cli import options
+from outcomes.common.settings import Settings
+from outcomes.devtools.loadgen import (
     MALFORMED_TOPIC,
     SIZE_DISTRIBUTIONS,
     LoadSpec,

@@ -2,7 +2,7 @@
 
 Every command lives in `cli/`; the modules behind them hold plain functions. One handler,
 `LazyGroup.invoke`, turns any `OutcomesError` a command raises into one line on standard
-error, `outcomes <command>: error: <message>`, and exit code 1 (see `cli.group`); usage
+error, `outcomes <command>: error: <message>`, and exit code 1 (see `outcomes.cli.group`); usage
 errors stay click's, and any other exception keeps its traceback.
 """
 
@@ -14,8 +14,8 @@ from importlib.metadata import version
 
 import click
 
-from cli.group import CommandFailed, Group, command_path
-from reducers.errors import OutcomesError
+from outcomes.cli.group import CommandFailed, Group, command_path
+from outcomes.reducers.errors import OutcomesError
 
 # name -> "module:attribute" of a click command or group.
 #
@@ -26,24 +26,24 @@ from reducers.errors import OutcomesError
 # 315 ms. `outcomes --help` gains nothing (315 ms both ways): to print each command's
 # one-line help, click imports every module.
 COMMANDS: dict[str, str] = {
-    "replay": "cli.replay:replay",
-    "produce": "cli.produce:produce",
-    "dev": "cli.dev:dev",
-    "topics": "cli.topics:topics",
-    "worker": "cli.worker:worker",
-    "sink": "cli.clickhouse:sink",
-    "clickhouse": "cli.clickhouse:clickhouse",
-    "query": "cli.clickhouse:query",
-    "purge": "cli.clickhouse:purge",
-    "demo": "cli.demo:demo",
-    "loadgen": "cli.loadgen:loadgen",
-    "bench": "cli.bench:bench",
-    "chaos": "cli.chaos:chaos",
-    "relay": "cli.relay:relay",
-    "follow": "cli.follow:follow",
-    "show": "cli.show:show",
-    "export": "cli.export:export",
-    "verify-bundle": "cli.verify_bundle:verify_bundle",
+    "replay": "outcomes.cli.replay:replay",
+    "produce": "outcomes.cli.produce:produce",
+    "dev": "outcomes.cli.dev:dev",
+    "topics": "outcomes.cli.topics:topics",
+    "worker": "outcomes.cli.worker:worker",
+    "sink": "outcomes.cli.sink:sink",
+    "clickhouse": "outcomes.cli.clickhouse:clickhouse",
+    "query": "outcomes.cli.query:query",
+    "purge": "outcomes.cli.purge:purge",
+    "demo": "outcomes.cli.demo:demo",
+    "loadgen": "outcomes.cli.loadgen:loadgen",
+    "bench": "outcomes.cli.bench:bench",
+    "chaos": "outcomes.cli.chaos:chaos",
+    "relay": "outcomes.cli.relay:relay",
+    "follow": "outcomes.cli.follow:follow",
+    "show": "outcomes.cli.show:show",
+    "export": "outcomes.cli.export:export",
+    "verify-bundle": "outcomes.cli.verify_bundle:verify_bundle",
 }
 
 

@@ -1,4 +1,4 @@
-"""Click options generated from the settings table (`common.settings.SETTINGS_DOC`).
+"""Click options generated from the settings table (`outcomes.common.settings.SETTINGS_DOC`).
 
 A setting with a flag becomes one option: the flag, the parameter named after the
 setting (so `Settings.load(**{name: value})` takes it as is), the table's help text with
@@ -15,7 +15,7 @@ from typing import Any, TypeVar
 
 import click
 
-from common.settings import SETTINGS_DOC, Setting
+from outcomes.common.settings import SETTINGS_DOC, Setting
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -34,7 +34,7 @@ def setting(name: str) -> Setting:
     for doc in SETTINGS_DOC:
         if doc.name == name:
             return doc
-    raise KeyError(f"no setting named {name!r} in common.settings.SETTINGS_DOC")
+    raise KeyError(f"no setting named {name!r} in outcomes.common.settings.SETTINGS_DOC")
 
 
 def option_help(

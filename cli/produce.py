@@ -10,11 +10,11 @@ from typing import Any
 
 import click
 
-from cli import options
-from common.codec import ContainerFailure, iter_container_events, parse_json_event
-from common.errors import CodecError, DeliveryError, ProducerError
-from common.settings import Settings
-from streams.sdk.producer import OutcomesProducer
+from outcomes.cli import options
+from outcomes.common.codec import ContainerFailure, iter_container_events, parse_json_event
+from outcomes.common.errors import CodecError, DeliveryError, ProducerError
+from outcomes.common.settings import Settings
+from outcomes.streams.sdk.producer import OutcomesProducer
 
 
 @dataclass(frozen=True, slots=True)

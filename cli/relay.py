@@ -1,7 +1,7 @@
 """`outcomes relay`: POST each notification, signed, to a webhook endpoint.
 
-The consumer is `streams.sdk.consumer.OutcomesConsumer`, the handler
-`streams.sdk.relay.WebhookRelay`; the headers and how a receiver checks them are in
+The consumer is `outcomes.streams.sdk.consumer.OutcomesConsumer`, the handler
+`outcomes.streams.sdk.relay.WebhookRelay`; the headers and how a receiver checks them are in
 docs/consumers.md.
 """
 
@@ -15,12 +15,12 @@ from types import FrameType
 
 import click
 
-from cli import options
-from common.broker import check_broker
-from common.settings import Settings
-from reducers.catalog import OUTPUT_TOPICS
-from streams.sdk.consumer import Backoff, OutcomesConsumer
-from streams.sdk.relay import SECRET_ENV, SECRET_FILE_ENV, WebhookRelay, load_secret
+from outcomes.cli import options
+from outcomes.common.broker import check_broker
+from outcomes.common.settings import Settings
+from outcomes.reducers.catalog import OUTPUT_TOPICS
+from outcomes.streams.sdk.consumer import Backoff, OutcomesConsumer
+from outcomes.streams.sdk.relay import SECRET_ENV, SECRET_FILE_ENV, WebhookRelay, load_secret
 
 TOPICS: Mapping[str, str] = OUTPUT_TOPICS
 """Record kind -> topic the relay reads (tests point it at their own topics)."""

@@ -9,13 +9,13 @@ from typing import BinaryIO
 
 import click
 
-from cli import options
-from common.runtime import tune_gc
-from common.settings import Settings
-from reducers.engine import Engine
-from reducers.records import OutputRecord
-from sinks.writer import ClickHouseWriter
-from streams.replay import (
+from outcomes.cli import options
+from outcomes.common.runtime import tune_gc
+from outcomes.common.settings import Settings
+from outcomes.reducers.engine import Engine
+from outcomes.reducers.records import OutputRecord
+from outcomes.sinks.writer import ClickHouseWriter
+from outcomes.streams.replay import (
     EventsRejected,
     ReplayOutputError,
     ReplayStats,

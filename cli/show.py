@@ -14,13 +14,13 @@ from typing import Any
 import click
 import orjson
 
-from cli import options
-from common.settings import Settings
-from reports.errors import UnreadableSource
-from reports.model import KINDS, RunView
-from reports.status import FORMATS, render, status_block, then_and_now
-from sinks.runs import read_run
-from streams.replay import file_items
+from outcomes.cli import options
+from outcomes.common.settings import Settings
+from outcomes.reports.errors import UnreadableSource
+from outcomes.reports.model import KINDS, RunView
+from outcomes.reports.status import FORMATS, render, status_block, then_and_now
+from outcomes.sinks.runs import read_run
+from outcomes.streams.replay import file_items
 
 
 def source_options(func: Any) -> Any:

@@ -1,13 +1,13 @@
-"""`outcomes topics`: show the topic table, create missing topics (`streams.topics`)."""
+"""`outcomes topics`: show the topic table, create missing topics (`outcomes.streams.topics`)."""
 
 from __future__ import annotations
 
 import click
 
-from cli import options
-from cli.group import Group
-from common.settings import Settings
-from streams.topics import DAY_MS, KiB, MiB, TopicSpec, ensure_topics, topic_table
+from outcomes.cli import options
+from outcomes.cli.group import Group
+from outcomes.common.settings import Settings
+from outcomes.streams.topics import DAY_MS, KiB, MiB, TopicSpec, ensure_topics, topic_table
 
 
 def _human_ms(ms: int) -> str:

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import click
 
-from reports.bundle import Files
-from reports.errors import BundleInvalid, UnreadableSource
-from reports.verify import problems
+from outcomes.reports.bundle import Files
+from outcomes.reports.errors import BundleInvalid, UnreadableSource
+from outcomes.reports.verify import problems
 
 
 @click.command("verify-bundle")

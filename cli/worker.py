@@ -1,4 +1,4 @@
-"""`outcomes worker`: run the stream pipeline (`streams.worker.run_worker`).
+"""`outcomes worker`: run the stream pipeline (`outcomes.streams.worker.run_worker`).
 
 The options become a `WorkerOptions` (streams/worker_common.py); the worker itself, its
 two engines and what they share live in `streams/` (docs/stream.md).
@@ -10,12 +10,12 @@ from pathlib import Path
 
 import click
 
-from cli import options
-from common.settings import Settings
-from reducers.catalog import RUN_LOG_TOPIC
-from streams.topics import TOPICS
-from streams.worker import run_worker
-from streams.worker_common import Engine, WorkerOptions
+from outcomes.cli import options
+from outcomes.common.settings import Settings
+from outcomes.reducers.catalog import RUN_LOG_TOPIC
+from outcomes.streams.topics import TOPICS
+from outcomes.streams.worker import run_worker
+from outcomes.streams.worker_common import Engine, WorkerOptions
 
 
 @click.command()

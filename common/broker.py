@@ -13,8 +13,8 @@ from typing import Final
 from confluent_kafka import KafkaException
 from confluent_kafka.admin import AdminClient
 
-from common.errors import BrokerUnreachable
-from common.settings import Settings
+from outcomes.common.errors import BrokerUnreachable
+from outcomes.common.settings import Settings
 
 BROKER_CHECK_SECONDS: Final = 5.0
 """How long a client waits at start for a broker to answer (its `--help` says so)."""

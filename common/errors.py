@@ -1,6 +1,6 @@
 """Errors of the Kafka edge: the codec and the producer SDK.
 
-All derive from :class:`reducers.errors.OutcomesError`; each docstring says what the
+All derive from :class:`outcomes.reducers.errors.OutcomesError`; each docstring says what the
 operator (or the agent developer calling the SDK) should do.
 """
 
@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from reducers.errors import InvalidEvent, OutcomesError
+from outcomes.reducers.errors import InvalidEvent, OutcomesError
 
 # Dead-letter reasons the codec produces (SPEC section 4).
 UNDECODABLE = "undecodable"

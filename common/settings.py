@@ -13,8 +13,8 @@ from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
 
-from reducers.errors import OutcomesError
-from reducers.limits import Limits
+from outcomes.reducers.errors import OutcomesError
+from outcomes.reducers.limits import Limits
 
 
 class SettingsError(OutcomesError):

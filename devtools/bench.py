@@ -44,10 +44,10 @@ from typing import Any
 
 import orjson
 
-from common.codec import Codec
-from common.errors import CodecError
-from common.settings import Settings
-from devtools.demo import (
+from outcomes.common.codec import Codec
+from outcomes.common.errors import CodecError
+from outcomes.common.settings import Settings
+from outcomes.devtools.demo import (
     Child,
     DemoError,
     committed_offsets,
@@ -58,17 +58,23 @@ from devtools.demo import (
     start_group_at,
     worker_argv,
 )
-from devtools.loadgen import LoadResult, LoadSpec, default_prefix, padding_for_size, publish_load
-from reducers.catalog import INPUT_TOPICS, OUTPUT_TOPICS, RUN_LOG_TOPIC, run_log_topic
-from reducers.engine import Engine
-from reducers.errors import OutcomesError
-from reducers.limits import Limits
-from sinks import defaults as sink_defaults
-from sinks.consumer import Sink, SinkConfig
-from sinks.rows import Row
-from sinks.writer import ClickHouseWriter
-from streams.replay import ReplayStats, jsonl_items, replay_items, settling_state
-from streams.topics import PARTITIONS, ensure_topics, read_range, topic_table
+from outcomes.devtools.loadgen import (
+    LoadResult,
+    LoadSpec,
+    default_prefix,
+    padding_for_size,
+    publish_load,
+)
+from outcomes.reducers.catalog import INPUT_TOPICS, OUTPUT_TOPICS, RUN_LOG_TOPIC, run_log_topic
+from outcomes.reducers.engine import Engine
+from outcomes.reducers.errors import OutcomesError
+from outcomes.reducers.limits import Limits
+from outcomes.sinks import defaults as sink_defaults
+from outcomes.sinks.consumer import Sink, SinkConfig
+from outcomes.sinks.rows import Row
+from outcomes.sinks.writer import ClickHouseWriter
+from outcomes.streams.replay import ReplayStats, jsonl_items, replay_items, settling_state
+from outcomes.streams.topics import PARTITIONS, ensure_topics, read_range, topic_table
 
 REVISIONS_TOPIC = OUTPUT_TOPICS["account_revision"]
 
@@ -709,7 +715,7 @@ def run_bench(
     start_group_at(settings, app_id, end_offsets(settings, list(INPUT_TOPICS)))
     start_group_at(settings, sink_group, end_offsets(settings, list(OUTPUT_TOPICS.values())))
 
-    sink_cmd = [sys.executable, "-m", "cli.bench", "--probe-sink", settings.bootstrap, dsn]
+    sink_cmd = [sys.executable, "-m", "outcomes.cli.bench", "--probe-sink", settings.bootstrap, dsn]
     sink_cmd += [sink_group, str(work / "acks.jsonl"), str(sink_batch_seconds)]
     results: dict[str, Any] = {
         "started_at": started.isoformat(),
@@ -839,7 +845,7 @@ def tidy_work_dir(work: Path) -> None:
 
 def targets(results: Mapping[str, Any]) -> dict[str, Any]:
     """Issue #20's targets, each with its measured value (a ratio within this run) and
-    whether it was met. The faust engine's target is `bench.bench_worker`'s."""
+    whether it was met. The faust engine's target is `outcomes.bench.bench_worker`'s."""
     fold = float(results["pure_fold"]["cpu_us_per_event"])
     cpu = results["throughput"]["cpu_us_per_event"]
     worker, sink = float(cpu["worker"]) / fold, float(cpu["sink"]) / fold

@@ -28,9 +28,9 @@ from typing import IO, Any
 
 import orjson
 
-from common.settings import Settings
-from devtools import devstack
-from devtools.loadgen import (
+from outcomes.common.settings import Settings
+from outcomes.devtools import devstack
+from outcomes.devtools.loadgen import (
     LoadResult,
     LoadSpec,
     Origin,
@@ -38,14 +38,14 @@ from devtools.loadgen import (
     plan_runs,
     publish_load,
 )
-from devtools.workload import Event
-from reducers.catalog import INPUT_TOPICS, OUTPUT_TOPICS
-from reducers.errors import OutcomesError
-from sinks import clickhouse as ch
-from sinks import schema
-from sinks.query import run_query
-from streams.topics import TopicsError, cluster_brokers, ensure_topics
-from streams.topics import end_offsets as topic_ends
+from outcomes.devtools.workload import Event
+from outcomes.reducers.catalog import INPUT_TOPICS, OUTPUT_TOPICS
+from outcomes.reducers.errors import OutcomesError
+from outcomes.sinks import clickhouse as ch
+from outcomes.sinks import schema
+from outcomes.sinks.query import run_query
+from outcomes.streams.topics import TopicsError, cluster_brokers, ensure_topics
+from outcomes.streams.topics import end_offsets as topic_ends
 
 STOP_GRACE_S = 20.0
 """How long a child gets to exit after SIGTERM before it is killed."""
@@ -210,7 +210,7 @@ def worker_argv(
     settings: Settings, app_id: str, *, until_idle: float | None, state_dir: Path
 ) -> list[str]:
     """`outcomes worker` for a pipeline run (no web endpoint, own table directory)."""
-    argv = [sys.executable, "-m", "cli", "worker", "--bootstrap", settings.bootstrap]
+    argv = [sys.executable, "-m", "outcomes.cli", "worker", "--bootstrap", settings.bootstrap]
     argv += ["--app-id", app_id, "--no-web", "--state-dir", str(state_dir)]
     if until_idle is not None:
         argv += ["--until-idle", str(until_idle)]
@@ -225,7 +225,7 @@ def sink_argv(
     batch_seconds: float | None = None,
 ) -> list[str]:
     """`outcomes sink` into the settings' ClickHouse DSN with its own consumer group."""
-    argv = [sys.executable, "-m", "cli", "sink", "--bootstrap", settings.bootstrap]
+    argv = [sys.executable, "-m", "outcomes.cli", "sink", "--bootstrap", settings.bootstrap]
     argv += ["--clickhouse", settings.clickhouse_dsn, "--group-id", group]
     if until_idle is not None:
         argv += ["--until-idle", str(until_idle)]

@@ -26,10 +26,10 @@ from dataclasses import asdict, dataclass
 from importlib import resources
 from pathlib import Path
 
-from common.settings import Settings
-from reducers.errors import OutcomesError
-from streams.acls import IDENTITIES, acl_table, apply_acls, apply_scram_users
-from streams.topics import cluster_health
+from outcomes.common.settings import Settings
+from outcomes.reducers.errors import OutcomesError
+from outcomes.streams.acls import IDENTITIES, acl_table, apply_acls, apply_scram_users
+from outcomes.streams.topics import cluster_health
 
 KAFKA_VERSION = "4.1.1"
 """The Apache Kafka release the dev stack runs (pinned; the pom's default matches)."""

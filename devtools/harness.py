@@ -18,7 +18,7 @@ Isolation, and why it works:
 - Outputs are kept only when their key (the `run_id`) has the test's prefix; dead letters
   are filtered by their origin. Foreign events on the shared input topics are processed
   by the test's worker too, but never mix into what a test compares.
-- The run log: with `reducers.catalog.run_log_topic` each app id has its own
+- The run log: with `outcomes.reducers.catalog.run_log_topic` each app id has its own
   (`<app_id>-run-log`, made by the worker), so no other worker group can touch the
   test's. Without it, all groups share `outcomes.run-log.v1`, and `isolate_group` starts
   the group at its end too. Then another group running at the same time (another
@@ -36,7 +36,7 @@ the worker stop by itself or with SIGTERM; reads are bounded by the end offsets 
 time of reading (`read_from`), never by a quiet spell.
 
 Expectations come from the same reducers in process: `replay_expectation` folds the
-produced events with `reducers.engine.Engine` (final account per run, journal rows), and
+produced events with `outcomes.reducers.engine.Engine` (final account per run, journal rows), and
 `run_log_expectation` folds the run log exactly as the worker read it, which predicts every
 output id and byte of the stream (the worker's outputs are a function of the run log).
 """
@@ -71,18 +71,18 @@ from confluent_kafka import (
 )
 from confluent_kafka.admin import AdminClient
 
-import reducers.catalog as catalog
-from common.codec import Codec
-from common.settings import Settings
-from devtools.workload import generate_runs, interleave
-from reducers.catalog import EVENT_TOPICS, INPUT_TOPICS, OUTPUT_TOPICS, RUN_LOG_TOPIC
-from reducers.engine import Engine
-from reducers.errors import InvalidEvent
-from reducers.limits import Limits
-from reducers.records import OutputRecord, dead_letter
-from reducers.validate import parse_event
-from streams.topics import end_offsets as topics_end_offsets
-from streams.topics import read_range
+import outcomes.reducers.catalog as catalog
+from outcomes.common.codec import Codec
+from outcomes.common.settings import Settings
+from outcomes.devtools.workload import generate_runs, interleave
+from outcomes.reducers.catalog import EVENT_TOPICS, INPUT_TOPICS, OUTPUT_TOPICS, RUN_LOG_TOPIC
+from outcomes.reducers.engine import Engine
+from outcomes.reducers.errors import InvalidEvent
+from outcomes.reducers.limits import Limits
+from outcomes.reducers.records import OutputRecord, dead_letter
+from outcomes.reducers.validate import parse_event
+from outcomes.streams.topics import end_offsets as topics_end_offsets
+from outcomes.streams.topics import read_range
 
 OUTCOMES = str(Path(sys.executable).parent / "outcomes")
 KafkaConfig = Mapping[str, str | int | float | bool]
@@ -116,7 +116,7 @@ _IDLE_LINE = re.compile(r"forwarded (\d+), folded (\d+), dead letters (\d+)")
 def run_log_of(app_id: str) -> str:
     """The run log the worker with `app_id` forwards to and folds.
 
-    `reducers.catalog.run_log_topic` gives each app id its own run log; a worker without
+    `outcomes.reducers.catalog.run_log_topic` gives each app id its own run log; a worker without
     it shares the declared `outcomes.run-log.v1` between all app ids.
     """
     per_app = getattr(catalog, "run_log_topic", None)

@@ -3,7 +3,7 @@
 The generator behind `outcomes demo` and `outcomes bench`, usable on its own against any
 bootstrap. K threads stand in for K agent workers: each owns an `OutcomesProducer` and
 publishes its share of the runs, several runs in flight at once (each run's own order
-kept), optionally under a global rate limit. Runs come from `devtools.workload` (every
+kept), optionally under a global rate limit. Runs come from `outcomes.devtools.workload` (every
 scenario in turn); their size is the scenario's own events plus `padding` extra tool
 attempts (two events each), drawn per run from a seeded distribution. `--malformed N`
 adds N raw, non-Avro messages to an input topic, which the worker must dead-letter.
@@ -24,12 +24,12 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Literal
 
-from common.errors import DeliveryError, ProducerBackpressure, ProducerClosed
-from common.settings import Settings
-from devtools.workload import MALFORMED_LINES, SCENARIOS, Event, generate_run, interleave
-from reducers.errors import OutcomesError
-from reducers.timefmt import format_rfc3339
-from streams.sdk.producer import DeliveryReport, OutcomesProducer
+from outcomes.common.errors import DeliveryError, ProducerBackpressure, ProducerClosed
+from outcomes.common.settings import Settings
+from outcomes.devtools.workload import MALFORMED_LINES, SCENARIOS, Event, generate_run, interleave
+from outcomes.reducers.errors import OutcomesError
+from outcomes.reducers.timefmt import format_rfc3339
+from outcomes.streams.sdk.producer import DeliveryReport, OutcomesProducer
 
 SizeDistribution = Literal["fixed", "exponential"]
 SIZE_DISTRIBUTIONS: tuple[str, ...] = ("fixed", "exponential")

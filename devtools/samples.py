@@ -21,7 +21,7 @@ import hashlib
 import uuid
 from typing import Any
 
-from reducers.records import OutputRecord, dead_letter
+from outcomes.reducers.records import OutputRecord, dead_letter
 
 ASSEMBLER = "1.0.0"
 

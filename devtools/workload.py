@@ -14,7 +14,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from reducers.timefmt import format_rfc3339
+from outcomes.reducers.timefmt import format_rfc3339
 
 BASE_MICROS = 1_796_032_800_000_000  # 2026-11-30T10:00:00Z
 Event = dict[str, Any]

@@ -21,10 +21,10 @@ from dataclasses import dataclass
 from operator import attrgetter, itemgetter
 from typing import Any, TypeVar
 
-from reducers import events as ev
-from reducers.catalog import ASSEMBLER_VERSION, SCHEMA_VERSION
-from reducers.state import RunState
-from reducers.timefmt import format_rfc3339
+from outcomes.reducers import events as ev
+from outcomes.reducers.catalog import ASSEMBLER_VERSION, SCHEMA_VERSION
+from outcomes.reducers.state import RunState
+from outcomes.reducers.timefmt import format_rfc3339
 
 E = TypeVar("E", bound=ev.Event)
 T = TypeVar("T")

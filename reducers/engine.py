@@ -4,7 +4,7 @@ Folding an event adds it to the run's fact set; when the run has an account (SPE
 and the account's content changed, it emits the next revision, its notification and any
 provenance finding rows. Retrieval and injection events emit their journal rows the
 first time they are applied; a narrative emits its claim verdicts, and every later
-revision settles them again (SPEC 6, `reducers/verdicts.py`). Redelivery of an event
+revision settles them again (SPEC 6, `reducers/claims/verdicts.py`). Redelivery of an event
 (same id, same content) emits nothing; the same id with different content is rejected
 (`event_id_conflict`).
 """
@@ -14,13 +14,13 @@ from __future__ import annotations
 from collections.abc import Iterable, Iterator
 from typing import Any
 
-from reducers import events as ev
-from reducers.account import assemble
-from reducers.errors import InvalidEvent
-from reducers.records import OutputRecord
-from reducers.state import RunState
-from reducers.timefmt import format_rfc3339
-from reducers.verdicts import NarrativeClaims, claim_notification, settle
+from outcomes.reducers import events as ev
+from outcomes.reducers.account import assemble
+from outcomes.reducers.claims.verdicts import NarrativeClaims, claim_notification, settle
+from outcomes.reducers.errors import InvalidEvent
+from outcomes.reducers.records import OutputRecord
+from outcomes.reducers.state import RunState
+from outcomes.reducers.timefmt import format_rfc3339
 
 # Account fields grouped under the names the `changes` list uses (SPEC section 3).
 CHANGE_SECTIONS: dict[str, tuple[str, ...]] = {

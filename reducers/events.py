@@ -1,7 +1,7 @@
 """Input events (SPEC section 2) as immutable values, one class per event type.
 
 The dataclass annotations are the single description of each event: the validating
-parser in `reducers.validate` is derived from them. Events are named as facts, in the
+parser in `outcomes.reducers.validate` is derived from them. Events are named as facts, in the
 past tense, like their wire `type`. `occurred_at` is integer microseconds since the epoch.
 """
 

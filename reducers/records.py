@@ -9,7 +9,7 @@ from typing import Any
 
 import orjson
 
-from reducers.catalog import OUTPUT_TOPICS
+from outcomes.reducers.catalog import OUTPUT_TOPICS
 
 
 @dataclass(frozen=True, slots=True)

@@ -14,10 +14,10 @@ from dataclasses import dataclass, field
 from hashlib import sha256
 from typing import TYPE_CHECKING, Any
 
-from reducers import events as ev
+from outcomes.reducers import events as ev
 
 if TYPE_CHECKING:
-    from reducers.verdicts import NarrativeClaims
+    from outcomes.reducers.claims.verdicts import NarrativeClaims
 
 _DIGEST_MASK = (1 << 256) - 1  # the digest is a sum of sha256 values modulo 2**256
 
@@ -89,10 +89,10 @@ class RunState:
     revision: int = 0
     last_content: dict[str, Any] | None = None
     # Bodies of the most recent revisions (the last is number `revision`): narratives
-    # name the one they explain. Bounded by reducers.engine.REVISIONS_RETAINED.
+    # name the one they explain. Bounded by outcomes.reducers.engine.REVISIONS_RETAINED.
     revisions: list[dict[str, Any]] = field(default_factory=list)
     # Every narrative applied, in order, with its reading and its latest verdicts: each
-    # new revision settles them again (reducers.verdicts). Empty for most runs.
+    # new revision settles them again (outcomes.reducers.claims.verdicts). Empty for most runs.
     claims: list[NarrativeClaims] = field(default_factory=list)
 
     @property

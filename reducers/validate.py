@@ -1,7 +1,7 @@
 """Validating parser from canonical JSON (or decoded Avro) mappings to event values.
 
 Parsers are derived once per event class from its annotations, so the dataclasses in
-`reducers.events` stay the one description of the contract. Any violation raises
+`outcomes.reducers.events` stay the one description of the contract. Any violation raises
 `InvalidEvent` with the SPEC's reason (`schema_violation`, `too_large`) and a message
 that names the field.
 """
@@ -16,10 +16,10 @@ from collections.abc import Callable, Mapping
 from functools import cache
 from typing import Any
 
-from reducers.errors import InvalidEvent
-from reducers.events import EVENT_CLASSES, Event
-from reducers.limits import Limits
-from reducers.timefmt import parse_rfc3339
+from outcomes.reducers.errors import InvalidEvent
+from outcomes.reducers.events import EVENT_CLASSES, Event
+from outcomes.reducers.limits import Limits
+from outcomes.reducers.timefmt import parse_rfc3339
 
 Converter = Callable[[Any, str], Any]
 

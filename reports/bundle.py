@@ -1,6 +1,6 @@
 """The export bundle of one run (docs/reports.md): the human report beside the evidence,
 as a mapping of relative path -> bytes that `outcomes export` writes to a directory or
-a zip file, and `reports.verify` checks offline.
+a zip file, and `outcomes.reports.verify` checks offline.
 
 | file | what |
 |---|---|
@@ -26,9 +26,9 @@ from typing import Any
 
 import orjson
 
-from reports.html import page
-from reports.model import Record, RunView
-from reports.report import claim_maps, markdown
+from outcomes.reports.html import page
+from outcomes.reports.model import Record, RunView
+from outcomes.reports.report import claim_maps, markdown
 
 FORMAT = "outcomes-run-bundle"
 FORMAT_VERSION = 1

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from reducers.errors import OutcomesError
+from outcomes.reducers.errors import OutcomesError
 
 
 class ReportError(OutcomesError):

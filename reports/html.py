@@ -12,9 +12,9 @@ from collections.abc import Iterable, Sequence
 from html import escape
 from typing import Any
 
-from reports.model import RunView
-from reports.report import claim_maps, timeline
-from reports.status import Block, quote, status_block
+from outcomes.reports.model import RunView
+from outcomes.reports.report import claim_maps, timeline
+from outcomes.reports.status import Block, quote, status_block
 
 STYLE = """
 :root { color-scheme: light; --ok: #1a7f37; --unknown: #4b5563; --unmet: #9a6700;

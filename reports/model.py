@@ -9,7 +9,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
-from reports.errors import RevisionNotFound, RunNotFound
+from outcomes.reports.errors import RevisionNotFound, RunNotFound
 
 Record = Mapping[str, Any]
 

@@ -7,8 +7,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from reports.model import Record, RunView
-from reports.status import Block, differences, quote, render, status_block
+from outcomes.reports.model import Record, RunView
+from outcomes.reports.status import Block, differences, quote, render, status_block
 
 # A verdict's subject names an account entry by family (docs/claims.md).
 SUBJECT_FAMILIES = ("check", "effect", "artifact", "action", "snapshot")

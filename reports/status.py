@@ -4,7 +4,7 @@ now" for an earlier revision beside the latest.
 
 `status_block` arranges one revision's fields into a block (a dict, which is also the
 JSON form); `render` writes it as text or Markdown. Everything shown is a field of the
-revision or of its verdicts, or a sentence `reducers.formulation` builds from them: no
+revision or of its verdicts, or a sentence `reducers/claims/formulation.py` builds from them: no
 rule of the SPEC is decided here. The copy follows the seed: what is not known is "not
 confirmed", never "almost done", and only what failed is marked failed. The same input
 always gives the same bytes.
@@ -17,8 +17,8 @@ from typing import Any
 
 import orjson
 
-from reducers.formulation import open_obligations
-from reports.model import Record, RunView
+from outcomes.reducers.claims.formulation import open_obligations
+from outcomes.reports.model import Record, RunView
 
 FORMATS = ("text", "markdown", "json")
 Block = dict[str, Any]

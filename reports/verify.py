@@ -21,7 +21,7 @@ from typing import Any
 
 import orjson
 
-from reports.bundle import FORMAT, MANIFEST, revision_path
+from outcomes.reports.bundle import FORMAT, MANIFEST, revision_path
 
 Files = Mapping[str, bytes]
 

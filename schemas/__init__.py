@@ -12,7 +12,7 @@ load them, both giving the same schemas:
 change against it (see README.md). `history/` holds every self-contained record schema
 main has ever held, one JSON file per version, so that data written by an older (or a
 not yet upgraded) producer or worker still decodes: the codec's store of writer schemas
-knows them all (`python -m common.codec.history` records the current ones).
+knows them all (`python -m outcomes.common.codec.history` records the current ones).
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any, Final
 
-from reducers.catalog import EVENT_TYPES, OUTPUT_KINDS
+from outcomes.reducers.catalog import EVENT_TYPES, OUTPUT_KINDS
 
 SCHEMA_DIR: Final = Path(__file__).resolve().parent
 BASELINE_DIR: Final = SCHEMA_DIR / "baseline"

@@ -22,7 +22,7 @@ import clickhouse_connect
 from clickhouse_connect.driver.client import Client
 from clickhouse_connect.driver.exceptions import Error as DriverError
 
-from sinks.exceptions import (
+from outcomes.sinks.exceptions import (
     ClickHouseUnavailable,
     EngineBusy,
     EngineLocked,
@@ -278,7 +278,7 @@ def _open_connection(target: Target, live: bool) -> Connection:
 
 def _live_client(target: Target) -> Client | None:
     """A clickhouse-connect client of the endpoint of the sink holding `target`'s path."""
-    from sinks import live  # lazy: only a locked chDB directory needs the endpoint
+    from outcomes.sinks import live  # lazy: only a locked chDB directory needs the endpoint
 
     assert target.path is not None
     endpoint = live.read_endpoint(target.path)

@@ -22,18 +22,18 @@ from typing import Any, Protocol
 
 from confluent_kafka import Consumer, KafkaError, KafkaException, Message, TopicPartition
 
-from common.broker import check_broker
-from common.codec import Codec
-from common.errors import SCHEMA_VIOLATION, UNDECODABLE, CodecError
-from common.runtime import consume_ready
-from common.settings import Settings
-from reducers.catalog import OUTPUT_KINDS, OUTPUT_TOPICS
-from reducers.records import OutputRecord, dead_letter
-from sinks import clickhouse, defaults
-from sinks.exceptions import MalformedRecord, SinkError, UnknownRecordKind
-from sinks.live import LiveServer
-from sinks.rows import Row, rows_for, sink_dead_letter_rows
-from sinks.writer import ClickHouseWriter, WriteReport
+from outcomes.common.broker import check_broker
+from outcomes.common.codec import Codec
+from outcomes.common.errors import SCHEMA_VIOLATION, UNDECODABLE, CodecError
+from outcomes.common.runtime import consume_ready
+from outcomes.common.settings import Settings
+from outcomes.reducers.catalog import OUTPUT_KINDS, OUTPUT_TOPICS
+from outcomes.reducers.records import OutputRecord, dead_letter
+from outcomes.sinks import clickhouse, defaults
+from outcomes.sinks.exceptions import MalformedRecord, SinkError, UnknownRecordKind
+from outcomes.sinks.live import LiveServer
+from outcomes.sinks.rows import Row, rows_for, sink_dead_letter_rows
+from outcomes.sinks.writer import ClickHouseWriter, WriteReport
 
 log = logging.getLogger(__name__)
 

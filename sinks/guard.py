@@ -16,7 +16,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from sinks.exceptions import QueryFailed
+from outcomes.sinks.exceptions import QueryFailed
 
 # Functions (table or scalar) that reach outside the outcomes data: files, URLs, object
 # stores, other servers and databases, processes, dictionaries (whose sources may be any

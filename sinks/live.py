@@ -21,7 +21,7 @@ What is served:
   HTTP basic auth or `user`/`password` URL parameters. The password is
   `OUTCOMES_ANALYST_PASSWORD` if set, else a random token written with the address to
   `<chdb dir>.live.json` (mode 0600), where `outcomes query` finds both.
-- Every statement passes `sinks.guard` (one plain SELECT of the outcomes data) and runs
+- Every statement passes `outcomes.sinks.guard` (one plain SELECT of the outcomes data) and runs
   with `readonly = 1`, `max_execution_time` and `max_result_bytes`; `final` is 1 unless
   the request says `final=0`. Other settings are refused; transport parameters
   clickhouse-connect sends (`query_id`, `session_id`, `wait_end_of_query`, ...) are
@@ -52,8 +52,8 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
-from sinks import guard
-from sinks.exceptions import QueryFailed, SinkError
+from outcomes.sinks import guard
+from outcomes.sinks.exceptions import QueryFailed, SinkError
 
 log = logging.getLogger(__name__)
 

@@ -20,12 +20,12 @@ from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
-from common.settings import Settings
-from sinks import schema
-from sinks.clickhouse import Connection
-from sinks.exceptions import PurgeDenied, PurgeIncomplete
+from outcomes.common.settings import Settings
+from outcomes.sinks import schema
+from outcomes.sinks.clickhouse import Connection
+from outcomes.sinks.exceptions import PurgeDenied, PurgeIncomplete
 
-CREDENTIAL_ENV = "OUTCOMES_PURGE_CREDENTIAL"  # read by common.settings.Settings
+CREDENTIAL_ENV = "OUTCOMES_PURGE_CREDENTIAL"  # read by outcomes.common.settings.Settings
 
 
 @dataclass(frozen=True)

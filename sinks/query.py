@@ -16,8 +16,8 @@ from typing import Any, TextIO
 import orjson
 from clickhouse_connect.driver.exceptions import Error as DriverError
 
-from sinks import clickhouse, guard, schema
-from sinks.exceptions import QueryFailed
+from outcomes.sinks import clickhouse, guard, schema
+from outcomes.sinks.exceptions import QueryFailed
 
 FORMATS = ("table", "json", "csv")
 
@@ -33,7 +33,7 @@ class QueryResult:
 def run_query(dsn: str, sql: str, *, final: bool = True) -> QueryResult:
     """Run one SELECT read-only against the outcomes database.
 
-    Two fences (docs/clickhouse.md, analysts): `sinks.guard` refuses, before anything
+    Two fences (docs/clickhouse.md, analysts): `outcomes.sinks.guard` refuses, before anything
     runs, whatever is not one plain SELECT of the outcomes data (INTO OUTFILE, several
     statements, SETTINGS, table functions that reach files, URLs, servers or processes,
     dictionaries, secret tables); ClickHouse then runs it with `readonly = 1`, which

@@ -14,9 +14,9 @@ from typing import Any
 
 import orjson
 
-from reducers.records import OutputRecord
-from reducers.timefmt import parse_rfc3339
-from sinks.exceptions import MalformedRecord, UnknownRecordKind
+from outcomes.reducers.records import OutputRecord
+from outcomes.reducers.timefmt import parse_rfc3339
+from outcomes.sinks.exceptions import MalformedRecord, UnknownRecordKind
 
 Row = tuple[Any, ...]
 TableRows = Iterator[tuple[str, Row]]

@@ -13,8 +13,8 @@ from typing import Any
 
 import orjson
 
-import schemas
-from sinks import clickhouse, schema
+from outcomes import schemas
+from outcomes.sinks import clickhouse, schema
 
 # claim_verdicts columns in the order of a verdict record's fields (its Avro schema;
 # the table names `verdict_id` `row_id`, as every table names its record's id).

@@ -18,9 +18,9 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
-from common.settings import Settings
-from sinks.clickhouse import Connection
-from sinks.exceptions import PurgeDenied, SchemaNotMigrated
+from outcomes.common.settings import Settings
+from outcomes.sinks.clickhouse import Connection
+from outcomes.sinks.exceptions import PurgeDenied, SchemaNotMigrated
 
 log = logging.getLogger(__name__)
 

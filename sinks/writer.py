@@ -31,11 +31,11 @@ from dataclasses import dataclass, field
 
 import orjson
 
-from reducers.records import OutputRecord
-from sinks import schema
-from sinks.clickhouse import Connection, connect
-from sinks.exceptions import ClickHouseUnavailable
-from sinks.rows import Row, rows_for
+from outcomes.reducers.records import OutputRecord
+from outcomes.sinks import schema
+from outcomes.sinks.clickhouse import Connection, connect
+from outcomes.sinks.exceptions import ClickHouseUnavailable
+from outcomes.sinks.rows import Row, rows_for
 
 log = logging.getLogger(__name__)
 

@@ -19,7 +19,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
-from reducers.catalog import DEFAULT_APP_ID, INPUT_TOPICS, OUTPUT_TOPICS, RUN_LOG_TOPIC
+from outcomes.reducers.catalog import DEFAULT_APP_ID, INPUT_TOPICS, OUTPUT_TOPICS, RUN_LOG_TOPIC
 
 PRODUCER: Final = "producer"
 WORKER: Final = "worker"

@@ -8,12 +8,12 @@ The engines forward the record's original bytes, keyed by the event's `run_id`
 
 from __future__ import annotations
 
-from common.codec import Codec
-from common.settings import Settings
-from reducers.errors import InvalidEvent
-from reducers.events import Event
-from reducers.records import OutputRecord, dead_letter
-from reducers.validate import parse_event
+from outcomes.common.codec import Codec
+from outcomes.common.settings import Settings
+from outcomes.reducers.errors import InvalidEvent
+from outcomes.reducers.events import Event
+from outcomes.reducers.records import OutputRecord, dead_letter
+from outcomes.reducers.validate import parse_event
 
 
 def ingest_record(

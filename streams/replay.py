@@ -14,12 +14,12 @@ from typing import Any, TypeVar
 
 import orjson
 
-from common.codec.container import SourceItem, iter_container_items
-from reducers.engine import Engine, fold
-from reducers.errors import InvalidEvent, OutcomesError
-from reducers.limits import Limits
-from reducers.records import OutputRecord, dead_letter
-from reducers.validate import event_parser
+from outcomes.common.codec.container import SourceItem, iter_container_items
+from outcomes.reducers.engine import Engine, fold
+from outcomes.reducers.errors import InvalidEvent, OutcomesError
+from outcomes.reducers.limits import Limits
+from outcomes.reducers.records import OutputRecord, dead_letter
+from outcomes.reducers.validate import event_parser
 
 T = TypeVar("T")
 

@@ -24,15 +24,15 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from reducers.engine import fold
-from reducers.errors import InvalidEvent
-from reducers.events import Event
-from reducers.limits import Limits
-from reducers.records import OutputRecord, dead_letter
-from reducers.state import RunState
-from reducers.timefmt import format_rfc3339
-from reducers.validate import parse_event
-from streams.store import EventStore
+from outcomes.reducers.engine import fold
+from outcomes.reducers.errors import InvalidEvent
+from outcomes.reducers.events import Event
+from outcomes.reducers.limits import Limits
+from outcomes.reducers.records import OutputRecord, dead_letter
+from outcomes.reducers.state import RunState
+from outcomes.reducers.timefmt import format_rfc3339
+from outcomes.reducers.validate import parse_event
+from outcomes.streams.store import EventStore
 
 Decoder = Callable[[bytes], Any]
 

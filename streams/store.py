@@ -8,7 +8,7 @@ its three implementations.
 
 The two Kafka-backed stores share one layout, `store_key(run_id, seq)` -> the event's
 bytes as the run log carried them, in the changelog `<app_id>-run-events-changelog`
-(`streams.worker_common.changelog_topic`), so both engines of one app id read the same
+(`outcomes.streams.worker_common.changelog_topic`), so both engines of one app id read the same
 changelog (docs/stream.md, "State").
 """
 
@@ -19,7 +19,7 @@ from typing import Any, Protocol
 
 from rocksdict import BlockBasedOptions, Cache, Options, Rdict, WriteBatch
 
-from streams.worker_common import WorkerError, WorkerOptions
+from outcomes.streams.worker_common import WorkerError, WorkerOptions
 
 _CHECKPOINT = b"\x1f\x1fchangelog-offset"  # no run's key (`store_key`) starts with \x1f
 

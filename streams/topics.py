@@ -12,11 +12,11 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final, Literal
 
-from common.runtime import consume_ready
-from common.settings import Settings
-from reducers.catalog import INPUT_TOPICS, OUTPUT_TOPICS, RUN_LOG_TOPIC
-from reducers.errors import OutcomesError
-from reducers.limits import Limits
+from outcomes.common.runtime import consume_ready
+from outcomes.common.settings import Settings
+from outcomes.reducers.catalog import INPUT_TOPICS, OUTPUT_TOPICS, RUN_LOG_TOPIC
+from outcomes.reducers.errors import OutcomesError
+from outcomes.reducers.limits import Limits
 
 KiB: Final = 1024
 MiB: Final = 1024 * KiB
@@ -113,7 +113,9 @@ def topic_table(limits: Limits | None = None) -> tuple[TopicSpec, ...]:
     }
     unknown = set(OUTPUT_TOPICS) ^ set(outputs)
     if unknown:
-        raise TopicsError(f"topic table and reducers.catalog disagree on outputs: {unknown}")
+        raise TopicsError(
+            f"topic table and outcomes.reducers.catalog disagree on outputs: {unknown}"
+        )
     output_specs = tuple(
         TopicSpec(OUTPUT_TOPICS[kind], "output", PARTITIONS, "delete", keep, size, why)
         for kind, (keep, size, why) in outputs.items()

@@ -22,10 +22,10 @@ engine; no engine imports this module. The `outcomes worker` command is cli/work
 
 from __future__ import annotations
 
-from common.broker import check_broker
-from common.settings import Settings
-from streams.worker_batch import run_batch_worker
-from streams.worker_common import WorkerOptions
+from outcomes.common.broker import check_broker
+from outcomes.common.settings import Settings
+from outcomes.streams.worker_batch import run_batch_worker
+from outcomes.streams.worker_common import WorkerOptions
 
 
 def run_worker(settings: Settings, options: WorkerOptions, loglevel: str = "info") -> int:
@@ -38,7 +38,7 @@ def run_worker(settings: Settings, options: WorkerOptions, loglevel: str = "info
         # The faust engine imports faust and aiokafka: importing worker_batch takes
         # 155 ms, worker_batch and worker_faust 340 ms (best of 6, the 2-core dev machine).
         # lazy: saves `outcomes worker --engine batch` (the default) ~0.18 s per start
-        from streams.worker_faust import run_faust_worker
+        from outcomes.streams.worker_faust import run_faust_worker
 
         return run_faust_worker(settings, options, loglevel)
     return run_batch_worker(settings, options, loglevel)

@@ -41,18 +41,18 @@ from prometheus_client.metrics_core import CounterMetricFamily, GaugeMetricFamil
 from prometheus_client.registry import Collector
 from rocksdict import WriteBatch
 
-from common.codec import Codec
-from common.runtime import consume_ready, freeze_survivors
-from common.settings import Settings
-from reducers.catalog import INPUT_TOPICS, OUTPUT_TOPICS, run_log_topic
-from reducers.events import Event
-from reducers.records import OutputRecord
-from streams.ingest import ingest_record
-from streams.merge import Partition, TimestampMerge
-from streams.runfold import FoldStats, Origin, RunFolder
-from streams.store import PartitionStore
-from streams.topics import TopicsError, read_range
-from streams.worker_common import (
+from outcomes.common.codec import Codec
+from outcomes.common.runtime import consume_ready, freeze_survivors
+from outcomes.common.settings import Settings
+from outcomes.reducers.catalog import INPUT_TOPICS, OUTPUT_TOPICS, run_log_topic
+from outcomes.reducers.events import Event
+from outcomes.reducers.records import OutputRecord
+from outcomes.streams.ingest import ingest_record
+from outcomes.streams.merge import Partition, TimestampMerge
+from outcomes.streams.runfold import FoldStats, Origin, RunFolder
+from outcomes.streams.store import PartitionStore
+from outcomes.streams.topics import TopicsError, read_range
+from outcomes.streams.worker_common import (
     WorkerError,
     WorkerOptions,
     changelog_topic,

@@ -10,10 +10,10 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import Literal
 
-from common.settings import Settings
-from reducers.catalog import DEFAULT_APP_ID, RUN_LOG_TOPIC, run_log_topic
-from reducers.errors import OutcomesError
-from streams.topics import TOPICS, ensure_topics
+from outcomes.common.settings import Settings
+from outcomes.reducers.catalog import DEFAULT_APP_ID, RUN_LOG_TOPIC, run_log_topic
+from outcomes.reducers.errors import OutcomesError
+from outcomes.streams.topics import TOPICS, ensure_topics
 
 Engine = Literal["batch", "faust"]
 

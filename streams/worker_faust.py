@@ -28,15 +28,15 @@ import faust
 from aiokafka.helpers import create_ssl_context
 from faust.sensors.prometheus import setup_prometheus_sensors
 
-from common.codec import Codec
-from common.runtime import tune_gc
-from common.settings import Settings
-from reducers.catalog import INPUT_TOPICS, OUTPUT_TOPICS, run_log_topic
-from reducers.records import OutputRecord
-from streams.ingest import ingest_record
-from streams.runfold import Origin, RunFolder
-from streams.store import TableEventStore
-from streams.worker_common import WorkerOptions, ensure_internal_topics
+from outcomes.common.codec import Codec
+from outcomes.common.runtime import tune_gc
+from outcomes.common.settings import Settings
+from outcomes.reducers.catalog import INPUT_TOPICS, OUTPUT_TOPICS, run_log_topic
+from outcomes.reducers.records import OutputRecord
+from outcomes.streams.ingest import ingest_record
+from outcomes.streams.runfold import Origin, RunFolder
+from outcomes.streams.store import TableEventStore
+from outcomes.streams.worker_common import WorkerOptions, ensure_internal_topics
 
 log = logging.getLogger("outcomes.worker")
 

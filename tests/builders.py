@@ -16,9 +16,9 @@ from collections.abc import Iterable, Mapping, Sequence
 from datetime import UTC, datetime, timedelta
 from typing import Any
 
-from reducers.engine import Engine
-from reducers.records import OutputRecord
-from reducers.validate import parse_event
+from outcomes.reducers.engine import Engine
+from outcomes.reducers.records import OutputRecord
+from outcomes.reducers.validate import parse_event
 
 Event = dict[str, Any]
 Account = Mapping[str, Any]

@@ -7,9 +7,9 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from devtools import samples
-from sinks import clickhouse, schema
-from sinks.writer import ClickHouseWriter
+from outcomes.devtools import samples
+from outcomes.sinks import clickhouse, schema
+from outcomes.sinks.writer import ClickHouseWriter
 
 PURGE_SECRET = "correct horse battery staple 4f9a"
 """The purge credential the sample database is configured with."""

@@ -12,7 +12,7 @@ ROOT = Path(__file__).resolve().parent.parent
 def outcomes(*args: str, timeout: float = 120) -> subprocess.CompletedProcess[str]:
     """`python -m cli ARGS` in the repository root; its output captured as text."""
     return subprocess.run(
-        [sys.executable, "-m", "cli", *args],
+        [sys.executable, "-m", "outcomes.cli", *args],
         capture_output=True,
         text=True,
         cwd=ROOT,

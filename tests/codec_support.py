@@ -16,8 +16,8 @@ from typing import Any
 from hypothesis import given
 from hypothesis import strategies as st
 
-import schemas
-from common.codec import Codec
+from outcomes import schemas
+from outcomes.common.codec import Codec
 
 DEFINITIONS = schemas.current_definitions()
 

@@ -17,9 +17,9 @@ from collections.abc import Callable, Iterator
 
 import pytest
 
-from common.settings import Settings
-from devtools.devstack import read_stack
-from streams.topics import cluster_brokers
+from outcomes.common.settings import Settings
+from outcomes.devtools.devstack import read_stack
+from outcomes.streams.topics import cluster_brokers
 
 KafkaConfig = dict[str, str | int | float | bool]
 """confluent-kafka client properties, typed as its constructors take them."""

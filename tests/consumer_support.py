@@ -9,9 +9,9 @@ from typing import Any
 
 from confluent_kafka import Consumer, KafkaError, Producer
 
-from common.codec import Codec
-from devtools.samples import notification
-from reducers.records import OutputRecord
+from outcomes.common.codec import Codec
+from outcomes.devtools.samples import notification
+from outcomes.reducers.records import OutputRecord
 
 STATUSES = ("unresolved", "blocked", "partially_complete", "complete")
 

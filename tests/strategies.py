@@ -11,7 +11,7 @@ from typing import Any
 
 from hypothesis import strategies as st
 
-from reducers.timefmt import format_rfc3339
+from outcomes.reducers.timefmt import format_rfc3339
 
 RUN_ID = "run-prop"
 BASE = 1_796_032_800_000_000

@@ -13,10 +13,10 @@ from typing import Any
 
 import pytest
 
-from devtools import samples
-from sinks import clickhouse
-from sinks.query import QueryResult, run_query
-from sinks.writer import ClickHouseWriter
+from outcomes.devtools import samples
+from outcomes.sinks import clickhouse
+from outcomes.sinks.query import QueryResult, run_query
+from outcomes.sinks.writer import ClickHouseWriter
 
 pytestmark = pytest.mark.clickhouse
 DOC = Path(__file__).resolve().parent.parent / "docs" / "analyst-queries.md"

@@ -19,16 +19,16 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-import schemas
-from common.codec import Codec, _Converters, timestamp_micros
-from common.codec.catalog import _catalog
-from common.codec.convert import _to_bytes
-from common.codec.fast import FastConverters, FastReaders, FastWriters, _varint
-from common.errors import CodecError
-from devtools.workload import generate_runs, interleave
-from reducers.records import OutputRecord
-from streams.runfold import Origin, RunFolder
-from streams.store import MemoryEventStore
+from outcomes import schemas
+from outcomes.common.codec import Codec, _Converters, timestamp_micros
+from outcomes.common.codec.catalog import _catalog
+from outcomes.common.codec.convert import _to_bytes
+from outcomes.common.codec.fast import FastConverters, FastReaders, FastWriters, _varint
+from outcomes.common.errors import CodecError
+from outcomes.devtools.workload import generate_runs, interleave
+from outcomes.reducers.records import OutputRecord
+from outcomes.streams.runfold import Origin, RunFolder
+from outcomes.streams.store import MemoryEventStore
 from tests.codec_support import record_strategy, sample_output
 
 DEFINITIONS = schemas.current_definitions()

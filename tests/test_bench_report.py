@@ -9,7 +9,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from devtools.bench import (
+from outcomes.devtools.bench import (
     latency_parts,
     percentile,
     stage_costs,

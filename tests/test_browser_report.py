@@ -27,8 +27,8 @@ import aiohttp
 import orjson
 import pytest
 
-from reports.html import page
-from reports.model import RunView
+from outcomes.reports.html import page
+from outcomes.reports.model import RunView
 from tests.builders import fold_events
 from tests.conftest import require
 

@@ -17,9 +17,9 @@ from pathlib import Path
 
 import pytest
 
-from devtools.chaos.brokers import CHAOS_PORT, OwnStack, own_stack
-from devtools.chaos.hooked import COMMIT_BEFORE_ACKS, SKIP_READ_BEFORE_INSERT
-from devtools.chaos.scenarios import SCENARIOS, Outcome, Plan, run_scenario
+from outcomes.devtools.chaos.brokers import CHAOS_PORT, OwnStack, own_stack
+from outcomes.devtools.chaos.hooked import COMMIT_BEFORE_ACKS, SKIP_READ_BEFORE_INSERT
+from outcomes.devtools.chaos.scenarios import SCENARIOS, Outcome, Plan, run_scenario
 
 pytestmark = pytest.mark.slow
 SHORT = Plan(events=300, repeats=1)

@@ -6,7 +6,7 @@ from __future__ import annotations
 import orjson
 import pytest
 
-from devtools.chaos.checker import (
+from outcomes.devtools.chaos.checker import (
     DeadLetterRow,
     Inputs,
     Snapshot,
@@ -18,9 +18,9 @@ from devtools.chaos.checker import (
     check_purged,
     check_revisions,
 )
-from devtools.harness import output_codec, workload
-from reducers.engine import Engine
-from reducers.validate import parse_event
+from outcomes.devtools.harness import output_codec, workload
+from outcomes.reducers.engine import Engine
+from outcomes.reducers.validate import parse_event
 
 PREFIX = "tcheck-0123456789"
 

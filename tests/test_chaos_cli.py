@@ -9,10 +9,10 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-import cli.chaos
-from cli.main import main
-from devtools.chaos.checker import Check, Report
-from devtools.chaos.scenarios import SCENARIOS, Outcome, Plan
+import outcomes.cli.chaos
+from outcomes.cli.main import main
+from outcomes.devtools.chaos.checker import Check, Report
+from outcomes.devtools.chaos.scenarios import SCENARIOS, Outcome, Plan
 
 
 def _outcome(name: str, lost: tuple[str, ...] = ()) -> Outcome:
@@ -42,7 +42,9 @@ def _fake_run_all(
 
 def test_all_runs_every_scenario_and_prints_the_table(monkeypatch: pytest.MonkeyPatch) -> None:
     seen: list[tuple[list[str], Plan]] = []
-    monkeypatch.setattr(cli.chaos, "run_all", _fake_run_all([_outcome("worker-kill")], seen))
+    monkeypatch.setattr(
+        outcomes.cli.chaos, "run_all", _fake_run_all([_outcome("worker-kill")], seen)
+    )
     result = CliRunner().invoke(main, ["chaos", "--events", "500", "--repeats", "1"])
     assert result.exit_code == 0, result.output
     assert seen == [(list(SCENARIOS), Plan(500, 1, 0))]
@@ -56,7 +58,7 @@ def test_all_runs_every_scenario_and_prints_the_table(monkeypatch: pytest.Monkey
 def test_a_failed_check_is_one_error_line_and_exit_1(monkeypatch: pytest.MonkeyPatch) -> None:
     seen: list[tuple[list[str], Plan]] = []
     failed = _outcome("sink-kill", lost=("run-1", "run-2"))
-    monkeypatch.setattr(cli.chaos, "run_all", _fake_run_all([failed], seen))
+    monkeypatch.setattr(outcomes.cli.chaos, "run_all", _fake_run_all([failed], seen))
     result = CliRunner().invoke(main, ["chaos", "sink-kill"])
     assert result.exit_code == 1
     assert seen[0][0] == ["sink-kill"]

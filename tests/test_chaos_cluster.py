@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from devtools.chaos.brokers import CHAOS_PORT, OwnStack, own_stack
-from devtools.chaos.scenarios import SCENARIOS, Plan, run_scenario
+from outcomes.devtools.chaos.brokers import CHAOS_PORT, OwnStack, own_stack
+from outcomes.devtools.chaos.scenarios import SCENARIOS, Plan, run_scenario
 
 pytestmark = pytest.mark.slow
 

@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import pytest
 
-from reducers.grammar import scan
-from reducers.narrative import sentences
+from outcomes.reducers.claims.grammar import scan
+from outcomes.reducers.claims.narrative import sentences
 
 
 def found(text: str) -> list[tuple[str, str, str | None]]:
@@ -161,7 +161,7 @@ def test_docs_name_every_blocker() -> None:
     from pathlib import Path
     from typing import get_args
 
-    from reducers.grammar import Blocker
+    from outcomes.reducers.claims.grammar import Blocker
 
     docs = (Path(__file__).parent.parent / "docs" / "claims.md").read_text()
     assert [b for b in get_args(Blocker) if f"`{b}`" not in docs] == []

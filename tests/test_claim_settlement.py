@@ -12,10 +12,10 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from reducers.claims import judge_reading, read
-from reducers.engine import Engine
-from reducers.records import OutputRecord
-from reducers.validate import parse_event
+from outcomes.reducers.claims.checker import judge_reading, read
+from outcomes.reducers.engine import Engine
+from outcomes.reducers.records import OutputRecord
+from outcomes.reducers.validate import parse_event
 from tests.builders import Replay, RunBuilder, of_kind
 from tests.strategies import RUN_ID, run_events, runs_with_narratives
 

@@ -12,10 +12,10 @@ from typing import Any
 
 import pytest
 
-from reducers.events import NarrativeSubmitted
-from reducers.grammar import scan
-from reducers.validate import parse_event
-from reducers.verdicts import NarrativeClaims, settle
+from outcomes.reducers.claims.grammar import scan
+from outcomes.reducers.claims.verdicts import NarrativeClaims, settle
+from outcomes.reducers.events import NarrativeSubmitted
+from outcomes.reducers.validate import parse_event
 from tests.builders import RunBuilder, artifact, fold_events
 
 Body = Mapping[str, Any]

@@ -14,11 +14,11 @@ import click
 import pytest
 from click.testing import CliRunner
 
-from cli import options
-from cli.group import Group
-from cli.main import COMMANDS, main
-from common.settings import SETTINGS_DOC, Settings
-from reducers.errors import OutcomesError
+from outcomes.cli import options
+from outcomes.cli.group import Group
+from outcomes.cli.main import COMMANDS, main
+from outcomes.common.settings import SETTINGS_DOC, Settings
+from outcomes.reducers.errors import OutcomesError
 
 ROOT = Path(__file__).resolve().parent.parent
 BAD_PROTOCOL = "OUTCOMES_KAFKA_SECURITY_PROTOCOL"
@@ -51,7 +51,7 @@ def test_every_command_and_subcommand_answers_help() -> None:
 
 
 def test_every_command_lives_in_cli() -> None:
-    assert all(target.startswith("cli.") for target in COMMANDS.values())
+    assert all(target.startswith("outcomes.cli.") for target in COMMANDS.values())
 
 
 def test_feature_modules_import_no_click() -> None:
@@ -138,7 +138,7 @@ def test_a_real_command_error_is_one_stderr_line_without_traceback(
     sample.write_text("")
     args = [a.replace("{sample}", str(sample)) for a in argv]
     proc = subprocess.run(
-        [sys.executable, "-m", "cli", *args],
+        [sys.executable, "-m", "outcomes.cli", *args],
         capture_output=True,
         text=True,
         env={**os.environ, **env},

@@ -16,9 +16,9 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from cli.main import main
-from common.broker import BROKER_CHECK_SECONDS
-from sinks import clickhouse
+from outcomes.cli.main import main
+from outcomes.common.broker import BROKER_CHECK_SECONDS
+from outcomes.sinks import clickhouse
 from tests.chdb_support import PURGE_SECRET, sample_database
 from tests.cli_support import outcomes
 

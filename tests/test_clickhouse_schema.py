@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from devtools import samples
-from sinks import clickhouse, schema
-from sinks.writer import ClickHouseWriter
+from outcomes.devtools import samples
+from outcomes.sinks import clickhouse, schema
+from outcomes.sinks.writer import ClickHouseWriter
 
 pytestmark = pytest.mark.clickhouse
 
@@ -123,8 +123,8 @@ def test_a_database_of_schema_4_gains_settlements_and_keeps_its_verdicts(chdb_ds
     )
     assert current == [("run-z:n:0", 1, "contradicted"), ("run-z:n:1", 1, "omitted")]
 
-    from devtools.samples import verdict
-    from sinks.writer import ClickHouseWriter
+    from outcomes.devtools.samples import verdict
+    from outcomes.sinks.writer import ClickHouseWriter
 
     first = verdict("run-y", "n", "0", "completion", "contradicted", "status_blocked", None)
     later = verdict("run-y", "n", "0", "completion", "supported", "status_complete", None,
@@ -177,7 +177,7 @@ def test_role_migration_grants_least_privilege() -> None:
 
 
 def test_invalid_dsn_is_a_clear_error() -> None:
-    from sinks.exceptions import InvalidDsn
+    from outcomes.sinks.exceptions import InvalidDsn
 
     for bad in ("mysql://x", "chdb://relative/path", "http://", "chdb:///p?database=1x"):
         with pytest.raises(InvalidDsn):

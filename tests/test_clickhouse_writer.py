@@ -14,12 +14,12 @@ from pathlib import Path
 import orjson
 import pytest
 
-from devtools import samples
-from reducers.records import OutputRecord
-from sinks import clickhouse, schema
-from sinks.exceptions import EngineBusy, EngineLocked
-from sinks.rows import rows_for
-from sinks.writer import ClickHouseWriter
+from outcomes.devtools import samples
+from outcomes.reducers.records import OutputRecord
+from outcomes.sinks import clickhouse, schema
+from outcomes.sinks.exceptions import EngineBusy, EngineLocked
+from outcomes.sinks.rows import rows_for
+from outcomes.sinks.writer import ClickHouseWriter
 
 pytestmark = pytest.mark.clickhouse
 ROOT = Path(__file__).resolve().parent.parent
@@ -61,9 +61,9 @@ def assert_exactly_once(conn: clickhouse.Connection, records: list[OutputRecord]
 
 def engine_records(runs: int = 21, padding: int = 1) -> list[OutputRecord]:
     """Records the real domain core emits for a seeded workload."""
-    from devtools.workload import generate_runs
-    from reducers.engine import Engine
-    from reducers.validate import parse_event
+    from outcomes.devtools.workload import generate_runs
+    from outcomes.reducers.engine import Engine
+    from outcomes.reducers.validate import parse_event
 
     engine = Engine()
     out: list[OutputRecord] = []
@@ -236,8 +236,8 @@ def test_same_insert_token_is_stored_once(chdb_dsn: str) -> None:
 _KILLED_WRITER = textwrap.dedent(
     """
     import sys
-    from devtools import samples
-    from sinks.writer import ClickHouseWriter
+    from outcomes.devtools import samples
+    from outcomes.sinks.writer import ClickHouseWriter
     records = [samples.account(f"run-{i:05d}", 1, status="complete", minute=i % 60, padding=20,
                predicates=[samples.predicate(f"check:c{j}", "satisfied", "passing", "e")
                            for j in range(5)])
@@ -291,7 +291,7 @@ def test_writer_killed_mid_batch_then_restarted_stores_each_row_once(
 _HOLDER = textwrap.dedent(
     """
     import sys, time
-    from sinks import clickhouse
+    from outcomes.sinks import clickhouse
     clickhouse.connect(sys.argv[1])
     print("held", flush=True)
     time.sleep(30)

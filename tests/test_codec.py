@@ -14,8 +14,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-import schemas
-from common.codec import (
+from outcomes import schemas
+from outcomes.common.codec import (
     MAX_MICROS,
     MIN_MICROS,
     Codec,
@@ -25,12 +25,12 @@ from common.codec import (
     parse_timestamp,
     schema_fingerprint,
 )
-from common.errors import CodecError, SchemaRegistryUnavailable
-from common.settings import Settings
-from reducers.catalog import EVENT_TYPES, OUTPUT_KINDS, OUTPUT_TOPICS
-from reducers.limits import Limits
-from reducers.records import OutputRecord
-from reducers.timefmt import _parse_general
+from outcomes.common.errors import CodecError, SchemaRegistryUnavailable
+from outcomes.common.settings import Settings
+from outcomes.reducers.catalog import EVENT_TYPES, OUTPUT_KINDS, OUTPUT_TOPICS
+from outcomes.reducers.limits import Limits
+from outcomes.reducers.records import OutputRecord
+from outcomes.reducers.timefmt import _parse_general
 from tests.codec_support import (
     micros,
     record_strategy,

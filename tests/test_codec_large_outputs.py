@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import pytest
 
-from common.codec import Codec, CodecError
-from reducers.limits import Limits
-from reducers.records import dead_letter
+from outcomes.common.codec import Codec, CodecError
+from outcomes.reducers.limits import Limits
+from outcomes.reducers.records import dead_letter
 
 
 def test_a_dead_letter_of_a_too_large_event_decodes() -> None:

@@ -16,8 +16,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-import schemas
-from common.codec import (
+from outcomes import schemas
+from outcomes.common.codec import (
     Codec,
     ContainerFailure,
     current_schemas,
@@ -25,9 +25,9 @@ from common.codec import (
     strip_logical_types,
     write_container,
 )
-from common.errors import CodecError
-from reducers.catalog import EVENT_TYPES, OUTPUT_KINDS
-from reducers.records import OutputRecord
+from outcomes.common.errors import CodecError
+from outcomes.reducers.catalog import EVENT_TYPES, OUTPUT_KINDS
+from outcomes.reducers.records import OutputRecord
 from tests.codec_support import record_strategy, sample_event, sample_output
 
 CODEC = Codec()
@@ -151,8 +151,8 @@ def test_container_reports_bad_records_and_corruption(tmp_path: Path) -> None:
 
 
 def test_container_items_for_replay(tmp_path: Path) -> None:
-    from common.codec import iter_container_items
-    from reducers.limits import Limits
+    from outcomes.common.codec import iter_container_items
+    from outcomes.reducers.limits import Limits
 
     path = tmp_path / "replay.avro"
     events = [sample_event("run.started", event_id="e1"), sample_event("review.recorded")]

@@ -20,11 +20,11 @@ from typing import Any, cast
 
 import pytest
 
-import streams.sdk.consumer as consumer_module
-from common.settings import Settings
-from devtools.samples import sample_records
-from reducers.catalog import OUTPUT_TOPICS
-from streams.sdk.consumer import (
+import outcomes.streams.sdk.consumer as consumer_module
+from outcomes.common.settings import Settings
+from outcomes.devtools.samples import sample_records
+from outcomes.reducers.catalog import OUTPUT_TOPICS
+from outcomes.streams.sdk.consumer import (
     HANDLER_FAILED,
     AccountRevision,
     Backoff,
@@ -186,7 +186,7 @@ def test_offset_is_committed_only_after_the_handler_returns(
 CHILD = textwrap.dedent(
     """
     import os, sys
-    from streams.sdk.consumer import OutcomesConsumer
+    from outcomes.streams.sdk.consumer import OutcomesConsumer
 
     topic, dead, group, log = sys.argv[1:5]
     out = open(log, "a")

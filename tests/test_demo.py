@@ -18,13 +18,13 @@ import orjson
 import pytest
 from rich.console import Console
 
-from devtools.demo import DemoResult, run_demo
-from devtools.harness import BOOKKEEPING
-from devtools.workload import SCENARIOS
-from reducers.engine import Engine
-from reducers.limits import Limits
-from sinks import clickhouse
-from streams.replay import ReplayStats, SourceItem, replay_items
+from outcomes.devtools.demo import DemoResult, run_demo
+from outcomes.devtools.harness import BOOKKEEPING
+from outcomes.devtools.workload import SCENARIOS
+from outcomes.reducers.engine import Engine
+from outcomes.reducers.limits import Limits
+from outcomes.sinks import clickhouse
+from outcomes.streams.replay import ReplayStats, SourceItem, replay_items
 
 RUNS = 210
 
@@ -160,7 +160,7 @@ def test_summary_shows_every_scenario_effect(demo_run: DemoResult) -> None:
 
 
 def test_rendered_summary_names_status_and_predicates(demo_run: DemoResult) -> None:
-    from devtools.demo import render_summary
+    from outcomes.devtools.demo import render_summary
 
     out = io.StringIO()
     render_summary(Console(file=out, width=120), demo_run)
@@ -184,7 +184,7 @@ def test_demo_only_counts_its_own_runs(demo_run: DemoResult, kafka_bootstrap: st
 
 
 def test_unreachable_remote_broker_is_one_clear_error(tmp_path: Path) -> None:
-    from devtools.demo import DemoError
+    from outcomes.devtools.demo import DemoError
 
     with pytest.raises(DemoError, match=r"no Kafka broker answers at 10\.255\.255\.1:9092"):
         run_demo(

@@ -20,10 +20,10 @@ import pytest
 from click.testing import CliRunner
 from confluent_kafka.admin import AdminClient, NewTopic
 
-from cli.dev import dev
-from cli.main import main
-from common.settings import Settings
-from devtools.devstack import (
+from outcomes.cli.dev import dev
+from outcomes.cli.main import main
+from outcomes.common.settings import Settings
+from outcomes.devtools.devstack import (
     DevStackError,
     Layout,
     RunningNode,
@@ -38,7 +38,7 @@ from devtools.devstack import (
     server_properties,
     up,
 )
-from streams.topics import (
+from outcomes.streams.topics import (
     TOPICS,
     cluster_brokers,
     cluster_health,

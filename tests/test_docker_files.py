@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from devtools.devstack import KAFKA_VERSION, cache_root
+from outcomes.devtools.devstack import KAFKA_VERSION, cache_root
 
 ROOT = Path(__file__).resolve().parent.parent
 COMPOSE_FILE = ROOT / "docker" / "compose.yaml"
@@ -132,8 +132,9 @@ def test_dockerfile_copies_every_package_the_project_installs() -> None:
     """Adding a package (or a license file) to pyproject without adding it to the image
     fails here."""
     pyproject = tomllib.loads((ROOT / "pyproject.toml").read_text())
-    # A subpackage ("schemas.baseline") comes with its top-level folder.
-    packages = {name.split(".")[0] for name in pyproject["tool"]["setuptools"]["packages"]}
+    # A subpackage ("outcomes.schemas.baseline") comes with its top-level folder
+    # (schemas/, linked from outcomes/schemas); the links come with outcomes/.
+    packages = {_folder(name) for name in pyproject["tool"]["setuptools"]["packages"]}
     dockerfile = DOCKERFILE.read_text()
     ignore = (ROOT / "docker" / "Dockerfile.dockerignore").read_text().splitlines()
     for package in sorted(packages):
@@ -143,23 +144,48 @@ def test_dockerfile_copies_every_package_the_project_installs() -> None:
     for name in pyproject["project"]["license-files"]:
         assert name in copied_files.split(), name
         assert f"!{name}" in ignore, name
-    assert "RUN pip install ." in dockerfile
+    assert "RUN pip install '.[pipeline]'" in dockerfile
     assert 'ENTRYPOINT ["outcomes"]' in dockerfile
     assert any(line.startswith("FROM python:3.11") for line in dockerfile.splitlines())
 
 
 def test_pyproject_installs_every_package_of_the_project() -> None:
     """A package folder missing from pyproject's list is left out of `pip install .` (the
-    image) while an editable install still finds it: list every one, data folders too."""
+    image) while an editable install still finds it: list every one, data folders too.
+    The product is every folder `outcomes/` links, less the dev tooling."""
     pyproject = tomllib.loads((ROOT / "pyproject.toml").read_text())
     listed = set(pyproject["tool"]["setuptools"]["packages"])
-    tops = {name.split(".")[0] for name in listed}
+    links = {p.name for p in (ROOT / "outcomes").iterdir() if p.is_symlink()}
+    assert links - DEV_TOOLING == {_folder(name) for name in listed} - {"outcomes"}
     found = {
-        ".".join(init.parent.relative_to(ROOT).parts)
-        for top in tops
+        ".".join(("outcomes", *init.parent.relative_to(ROOT).parts))
+        for top in links - DEV_TOOLING
         for init in (ROOT / top).rglob("__init__.py")
     }
     assert found <= listed, sorted(found - listed)
+    data_only = {"outcomes.schemas.baseline", "outcomes.schemas.history"}
+    assert listed - found == {"outcomes", *data_only}
     data = pyproject["tool"]["setuptools"]["package-data"]
-    for folder in ("schemas/baseline", "schemas/history"):
-        assert folder.replace("/", ".") in listed and folder.replace("/", ".") in data, folder
+    assert data_only <= set(data)
+
+
+def test_outcomes_links_every_top_folder_of_the_code() -> None:
+    """Each folder of code at the top is `outcomes/<folder>`, a relative link to it."""
+    code = {
+        p.name
+        for p in ROOT.iterdir()
+        if p.is_dir() and (p / "__init__.py").is_file() and p.name not in {"tests", "outcomes"}
+    }
+    links = {p.name: p for p in (ROOT / "outcomes").iterdir() if p.is_symlink()}
+    assert set(links) == code
+    for name, link in links.items():
+        assert link.readlink() == Path("..") / name, name
+
+
+DEV_TOOLING = frozenset({"devtools", "bench"})
+
+
+def _folder(package: str) -> str:
+    """`outcomes.schemas.baseline` -> `schemas`; `outcomes` -> `outcomes`."""
+    parts = package.split(".")
+    return parts[1] if len(parts) > 1 else parts[0]

@@ -24,8 +24,8 @@ from pathlib import Path
 import orjson
 import pytest
 
-from sinks import clickhouse
-from sinks.query import run_query
+from outcomes.sinks import clickhouse
+from outcomes.sinks.query import run_query
 from tests.chdb_support import sample_database
 
 pytestmark = pytest.mark.clickhouse
@@ -367,8 +367,8 @@ def test_demo_says_the_dev_stack_still_runs_and_how_to_stop_it(
 ) -> None:
     """docs/demo.md: the demo's last line says the dev Kafka keeps running and that
     `outcomes dev down` stops it; nothing when no dev stack of that state dir runs."""
-    from common.settings import Settings
-    from devtools import demo, devstack
+    from outcomes.common.settings import Settings
+    from outcomes.devtools import demo, devstack
 
     settings = Settings.load(state_dir=tmp_path)
     assert demo.dev_stack_note(settings) is None  # no stack recorded there

@@ -15,10 +15,10 @@ import orjson
 import pytest
 from click.testing import CliRunner
 
-from cli.main import main
-from reports.bundle import MANIFEST, pretty
-from reports.verify import problems
-from sinks import clickhouse
+from outcomes.cli.main import main
+from outcomes.reports.bundle import MANIFEST, pretty
+from outcomes.reports.verify import problems
+from outcomes.sinks import clickhouse
 from tests.cli_support import outcomes
 
 ROOT = Path(__file__).resolve().parent.parent

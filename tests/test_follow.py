@@ -14,12 +14,12 @@ import pytest
 from click.testing import CliRunner
 from confluent_kafka.admin import AdminClient
 
-import cli.follow
-from cli.follow import Tail
-from cli.main import main
-from devtools.samples import account, notification
-from reducers.records import OutputRecord
-from streams.sdk.consumer import _BUILDERS, Item, Origin
+import outcomes.cli.follow
+from outcomes.cli.follow import Tail
+from outcomes.cli.main import main
+from outcomes.devtools.samples import account, notification
+from outcomes.reducers.records import OutputRecord
+from outcomes.streams.sdk.consumer import _BUILDERS, Item, Origin
 from tests.consumer_support import publish
 
 
@@ -61,7 +61,7 @@ def topics(kafka_topic: Callable[..., str], monkeypatch: pytest.MonkeyPatch) -> 
         kind: kafka_topic(kind.replace("_", "-"), partitions=2)
         for kind in ("notification", "claim_notification", "account_revision")
     }
-    monkeypatch.setattr(cli.follow, "TOPICS", made)
+    monkeypatch.setattr(outcomes.cli.follow, "TOPICS", made)
     return made
 
 

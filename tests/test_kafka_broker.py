@@ -14,8 +14,8 @@ import pytest
 from confluent_kafka import Consumer, KafkaError, Message, Producer, TopicPartition
 from confluent_kafka.admin import AdminClient, ConfigResource
 
-from common.settings import Settings
-from streams.topics import aiokafka_options
+from outcomes.common.settings import Settings
+from outcomes.streams.topics import aiokafka_options
 
 pytestmark = pytest.mark.kafka
 

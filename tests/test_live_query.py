@@ -28,11 +28,11 @@ import pytest
 from clickhouse_connect.driver.exceptions import DatabaseError
 from confluent_kafka import Producer
 
-from common.codec import Codec
-from common.settings import Settings
-from devtools import samples
-from reducers.records import OutputRecord
-from sinks import clickhouse, live
+from outcomes.common.codec import Codec
+from outcomes.common.settings import Settings
+from outcomes.devtools import samples
+from outcomes.reducers.records import OutputRecord
+from outcomes.sinks import clickhouse, live
 from tests.chdb_support import sample_database
 
 pytestmark = pytest.mark.clickhouse
@@ -252,9 +252,9 @@ def test_statements_run_with_readonly_and_final(served: live.LiveServer) -> None
 HOLDER = textwrap.dedent(
     """
     import sys, time
-    from devtools import samples
-    from sinks import clickhouse, live
-    from sinks.writer import ClickHouseWriter
+    from outcomes.devtools import samples
+    from outcomes.sinks import clickhouse, live
+    from outcomes.sinks.writer import ClickHouseWriter
     dsn, serve = sys.argv[1], sys.argv[2] == "serve"
     ClickHouseWriter(dsn).write(samples.sample_records())
     target = clickhouse.parse_dsn(dsn)

@@ -10,10 +10,10 @@ from typing import Any
 import pytest
 from confluent_kafka import Consumer, TopicPartition
 
-from common.codec import Codec
-from common.settings import Settings
-from devtools.demo import end_offsets
-from devtools.loadgen import (
+from outcomes.common.codec import Codec
+from outcomes.common.settings import Settings
+from outcomes.devtools.demo import end_offsets
+from outcomes.devtools.loadgen import (
     LoadgenError,
     LoadSpec,
     RateLimiter,
@@ -22,9 +22,9 @@ from devtools.loadgen import (
     plan_runs,
     publish_load,
 )
-from devtools.workload import SCENARIOS, generate_run
-from reducers.catalog import EVENT_TOPICS
-from reducers.timefmt import parse_rfc3339
+from outcomes.devtools.workload import SCENARIOS, generate_run
+from outcomes.reducers.catalog import EVENT_TOPICS
+from outcomes.reducers.timefmt import parse_rfc3339
 
 
 def test_plan_is_deterministic_and_cycles_every_scenario() -> None:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass
 
-from streams.merge import Partition, TimestampMerge
+from outcomes.streams.merge import Partition, TimestampMerge
 
 NOW = 1_000_000.0  # seconds: every record below is much older, unless said otherwise
 

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from reducers.engine import REVISIONS_RETAINED
+from outcomes.reducers.engine import REVISIONS_RETAINED
 from tests.builders import Replay, RunBuilder, of_kind
 
 

@@ -11,10 +11,10 @@ import orjson
 from click.testing import CliRunner
 from confluent_kafka import Consumer, KafkaError, TopicPartition
 
-from cli.produce import produce
-from common.codec import Codec, write_container
-from reducers.catalog import EVENT_TOPICS, INPUT_TOPICS
-from streams.topics import ensure_topics
+from outcomes.cli.produce import produce
+from outcomes.common.codec import Codec, write_container
+from outcomes.reducers.catalog import EVENT_TOPICS, INPUT_TOPICS
+from outcomes.streams.topics import ensure_topics
 from tests.codec_support import sample_event
 
 

@@ -12,13 +12,13 @@ from datetime import UTC, datetime
 import pytest
 from confluent_kafka import Consumer, KafkaError
 
-import schemas
-from common.codec import Codec
-from common.errors import CodecError, DeliveryError, ProducerBackpressure, ProducerClosed
-from reducers.catalog import EVENT_TOPICS, EVENT_TYPES
-from streams.sdk import producer as sdk
-from streams.sdk.producer import DeliveryReport, OutcomesProducer
-from streams.sdk.uuid7 import uuid7
+from outcomes import schemas
+from outcomes.common.codec import Codec
+from outcomes.common.errors import CodecError, DeliveryError, ProducerBackpressure, ProducerClosed
+from outcomes.reducers.catalog import EVENT_TOPICS, EVENT_TYPES
+from outcomes.streams.sdk import producer as sdk
+from outcomes.streams.sdk.producer import DeliveryReport, OutcomesProducer
+from outcomes.streams.sdk.uuid7 import uuid7
 
 DEFS = schemas.current_definitions()
 ENVELOPE = {"event_id", "run_id", "type", "occurred_at", "source"}

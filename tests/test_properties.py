@@ -9,12 +9,12 @@ from typing import Any
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from devtools.harness import BOOKKEEPING
-from reducers.account import assemble
-from reducers.engine import CHANGE_SECTIONS, Engine
-from reducers.records import OutputRecord
-from reducers.state import RunState
-from reducers.validate import parse_event
+from outcomes.devtools.harness import BOOKKEEPING
+from outcomes.reducers.account import assemble
+from outcomes.reducers.engine import CHANGE_SECTIONS, Engine
+from outcomes.reducers.records import OutputRecord
+from outcomes.reducers.state import RunState
+from outcomes.reducers.validate import parse_event
 from tests.strategies import RUN_ID, run_events
 
 

@@ -9,13 +9,13 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from cli.clickhouse import purge as purge_cmd
-from cli.main import main
-from common.settings import Settings
-from devtools import samples
-from sinks import clickhouse, purge, schema
-from sinks.exceptions import PurgeDenied
-from sinks.writer import ClickHouseWriter
+from outcomes.cli.main import main
+from outcomes.cli.purge import purge as purge_cmd
+from outcomes.common.settings import Settings
+from outcomes.devtools import samples
+from outcomes.sinks import clickhouse, purge, schema
+from outcomes.sinks.exceptions import PurgeDenied
+from outcomes.sinks.writer import ClickHouseWriter
 from tests.chdb_support import PURGE_SECRET, sample_database
 
 pytestmark = pytest.mark.clickhouse

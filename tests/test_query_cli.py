@@ -11,12 +11,12 @@ import orjson
 import pytest
 from click.testing import CliRunner
 
-from cli.clickhouse import clickhouse as clickhouse_cmd
-from cli.clickhouse import query
-from cli.main import main
-from devtools import samples
-from sinks import clickhouse
-from sinks.writer import ClickHouseWriter
+from outcomes.cli.clickhouse import clickhouse as clickhouse_cmd
+from outcomes.cli.main import main
+from outcomes.cli.query import query
+from outcomes.devtools import samples
+from outcomes.sinks import clickhouse
+from outcomes.sinks.writer import ClickHouseWriter
 
 pytestmark = pytest.mark.clickhouse
 STATUS_SQL = "SELECT run_id, status, created_at FROM current_accounts ORDER BY run_id"
@@ -78,8 +78,8 @@ def test_queries_are_read_only(chdb_dsn: str) -> None:
 
 def test_final_hides_unmerged_duplicates_unless_asked(chdb_dsn: str) -> None:
     conn = clickhouse.connect(chdb_dsn)
-    from sinks import schema
-    from sinks.rows import rows_for
+    from outcomes.sinks import schema
+    from outcomes.sinks.rows import rows_for
 
     table = schema.NOTIFICATIONS
     dup = [row for r in samples.sample_records() for t, row in rows_for(r) if t == table.name]
@@ -153,7 +153,7 @@ def test_syntax_errors_point_into_the_users_statement(
 
 def test_a_server_style_syntax_error_past_the_statement_is_its_end() -> None:
     """A server gets `<statement>\\n FORMAT Native` (settings travel in the request)."""
-    from sinks.query import explain_error
+    from outcomes.sinks.query import explain_error
 
     message = (
         "Code: 62. DB::Exception: Syntax error: failed at position 13 (FORMAT) (line 2, "

@@ -16,9 +16,9 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from cli.main import main
-from sinks import clickhouse, guard, query, schema
-from sinks.exceptions import QueryFailed
+from outcomes.cli.main import main
+from outcomes.sinks import clickhouse, guard, query, schema
+from outcomes.sinks.exceptions import QueryFailed
 from tests.chdb_support import sample_database
 
 pytestmark = pytest.mark.clickhouse

@@ -18,12 +18,12 @@ import orjson
 import pytest
 from click.testing import CliRunner
 
-import cli.relay
-from cli.main import main
-from common.settings import Settings
-from streams.sdk.consumer import _BUILDERS, Backoff, Origin, OutcomesConsumer
-from streams.sdk.relay import REJECTED_BY_ENDPOINT, RelayError, WebhookRelay, load_secret
-from streams.sdk.webhook import (
+import outcomes.cli.relay
+from outcomes.cli.main import main
+from outcomes.common.settings import Settings
+from outcomes.streams.sdk.consumer import _BUILDERS, Backoff, Origin, OutcomesConsumer
+from outcomes.streams.sdk.relay import REJECTED_BY_ENDPOINT, RelayError, WebhookRelay, load_secret
+from outcomes.streams.sdk.webhook import (
     IDEMPOTENCY_HEADER,
     SIGNATURE_HEADER,
     TIMESTAMP_HEADER,
@@ -180,7 +180,7 @@ def test_relay_command_relays_and_never_shows_the_secret(
     records = run_notifications("cli-relay", runs=2, revisions=2)
     publish(kafka_config, topic, records)
     receiver.plan = {"cli-relay-001:2": [500]}
-    monkeypatch.setattr(cli.relay, "TOPICS", {"notification": topic})
+    monkeypatch.setattr(outcomes.cli.relay, "TOPICS", {"notification": topic})
     secret_file = tmp_path / "secret"
     secret_file.write_text(SECRET + "\n")
     args = [

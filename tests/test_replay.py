@@ -13,11 +13,11 @@ from typing import Any
 import pytest
 from click.testing import CliRunner
 
-from cli.main import main
-from devtools.workload import MALFORMED_LINES, generate_runs, interleave
-from reducers.engine import Engine
-from reducers.limits import Limits
-from streams.replay import ReplayStats, jsonl_items, replay_items
+from outcomes.cli.main import main
+from outcomes.devtools.workload import MALFORMED_LINES, generate_runs, interleave
+from outcomes.reducers.engine import Engine
+from outcomes.reducers.limits import Limits
+from outcomes.streams.replay import ReplayStats, jsonl_items, replay_items
 
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLE = ROOT / "samples" / "five_file_run.jsonl"
@@ -174,7 +174,7 @@ def test_replay_output_is_byte_identical_across_runs(tmp_path: Path) -> None:
         out = tmp_path / f"out-{attempt}.jsonl"
         # A separate process each time: nothing may depend on hash seeds or process state.
         subprocess.run(
-            [sys.executable, "-m", "cli", "replay", str(source), "--out", str(out)],
+            [sys.executable, "-m", "outcomes.cli", "replay", str(source), "--out", str(out)],
             check=True, capture_output=True, env={"PYTHONHASHSEED": str(attempt), "PATH": ""},
             cwd=ROOT,
         )  # fmt: skip

@@ -1,4 +1,4 @@
-"""Supported formulations (reducers/formulation.py): the words a verdict record carries
+"""Supported formulations (reducers/claims/formulation.py): the words a verdict record carries
 for a contradicted claim or an omission, built from the account revision it was judged
 against."""
 
@@ -10,8 +10,8 @@ from typing import Any
 import orjson
 import pytest
 
-from reducers.claims import Judged, Judgement
-from reducers.formulation import supported_formulation
+from outcomes.reducers.claims.checker import Judged, Judgement
+from outcomes.reducers.claims.formulation import supported_formulation
 from tests.builders import fold_events
 
 SAMPLE = Path(__file__).resolve().parents[1] / "samples" / "five_file_run.jsonl"

@@ -7,7 +7,7 @@ from typing import Any
 
 import pytest
 
-from reducers.errors import InvalidEvent
+from outcomes.reducers.errors import InvalidEvent
 from tests.builders import (
     Event,
     Replay,

@@ -10,12 +10,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from devtools.workload import generate_runs, interleave
-from reducers.engine import Engine
-from reducers.records import OutputRecord
-from reducers.validate import parse_event
-from streams.runfold import Origin, RunFolder
-from streams.store import MemoryEventStore
+from outcomes.devtools.workload import generate_runs, interleave
+from outcomes.reducers.engine import Engine
+from outcomes.reducers.records import OutputRecord
+from outcomes.reducers.validate import parse_event
+from outcomes.streams.runfold import Origin, RunFolder
+from outcomes.streams.store import MemoryEventStore
 from tests.strategies import RUN_ID, run_events
 
 ORIGIN = Origin("outcomes.run-log.v1", 0, 0)

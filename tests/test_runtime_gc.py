@@ -10,7 +10,7 @@ import sys
 
 CHILD = """
 import gc, json
-from common.runtime import freeze_survivors
+from outcomes.common.runtime import freeze_survivors
 freeze_survivors()
 kept = [{"n": i} for i in range(1000)]  # long-lived, like run state
 gc.collect(0)

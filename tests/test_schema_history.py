@@ -15,9 +15,9 @@ from typing import Any
 import fastavro
 import pytest
 
-import schemas
-from common.codec import Codec, CodecError, history, strip_logical_types
-from common.codec.catalog import current_schemas, schema_fingerprint
+from outcomes import schemas
+from outcomes.common.codec import Codec, CodecError, history, strip_logical_types
+from outcomes.common.codec.catalog import current_schemas, schema_fingerprint
 from tests.codec_support import sample
 from tests.test_schemas_compat import _avro_value
 
@@ -32,7 +32,7 @@ def framed(schema: Any, value: Any) -> bytes:
 
 
 def test_every_current_version_is_recorded() -> None:
-    assert history.main(["--check"]) == 0, "run: python -m common.codec.history"
+    assert history.main(["--check"]) == 0, "run: python -m outcomes.common.codec.history"
 
 
 def test_history_holds_the_older_versions_of_a_changed_record() -> None:

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-import schemas
-from reducers.catalog import EVENT_TYPES, OUTPUT_KINDS
+from outcomes import schemas
+from outcomes.reducers.catalog import EVENT_TYPES, OUTPUT_KINDS
 
 DEFS = schemas.current_definitions()
 ENVELOPE = ["event_id", "run_id", "type", "occurred_at", "source"]

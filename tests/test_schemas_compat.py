@@ -19,8 +19,8 @@ import pytest
 from avro.compatibility import ReaderWriterCompatibilityChecker, SchemaCompatibilityType
 from avro.schema import parse as avro_parse
 
-import schemas
-from common.codec import strip_logical_types
+from outcomes import schemas
+from outcomes.common.codec import strip_logical_types
 from tests.codec_support import sample
 
 BASELINE = schemas.load_definitions(schemas.BASELINE_DIR)
@@ -58,7 +58,7 @@ def _data_problems(reader: Any, writer: Any) -> list[str]:
 
 def _avro_value(value: Any, schema: Any) -> Any:
     """The sample in Avro form (timestamps as micros, enum symbols, bytes)."""
-    from common.codec import _Converters
+    from outcomes.common.codec import _Converters
 
     definitions = {}
     for node in _named_nodes(schema):

@@ -1,5 +1,5 @@
 """The SDK's docs: the README example runs against the real broker and its events arrive;
-docs/sdk.md is exactly what `python -m streams.sdk.reference` generates."""
+docs/sdk.md is exactly what `python -m outcomes.streams.sdk.reference` generates."""
 
 from __future__ import annotations
 
@@ -12,10 +12,10 @@ from typing import Any
 import pytest
 from confluent_kafka import Consumer, KafkaError, TopicPartition
 
-from common.codec import Codec
-from reducers.catalog import EVENT_TOPICS
-from streams.sdk import reference
-from streams.topics import ensure_topics
+from outcomes.common.codec import Codec
+from outcomes.reducers.catalog import EVENT_TOPICS
+from outcomes.streams.sdk import reference
+from outcomes.streams.topics import ensure_topics
 
 DOC = Path(__file__).resolve().parent.parent / "README.md"
 REFERENCE = DOC.parent / "docs" / "sdk.md"
@@ -75,7 +75,7 @@ def test_sdk_example_publishes_its_events(
 
 def test_sdk_reference_is_the_generated_text() -> None:
     assert REFERENCE.read_text(encoding="utf-8") == reference.render(), (
-        "docs/sdk.md is stale: run `python -m streams.sdk.reference > docs/sdk.md`"
+        "docs/sdk.md is stale: run `python -m outcomes.streams.sdk.reference > docs/sdk.md`"
     )
 
 

@@ -19,9 +19,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from common.errors import CodecError, DeliveryError
-from reducers.events import EVENT_CLASSES, Event
-from streams.sdk.producer import OutcomesProducer
+from outcomes.common.errors import CodecError, DeliveryError
+from outcomes.reducers.events import EVENT_CLASSES, Event
+from outcomes.streams.sdk.producer import OutcomesProducer
 
 UNREACHABLE = "127.0.0.1:1"
 # Envelope fields the SDK fills itself (`type`) or takes as call options (None: default).

@@ -20,9 +20,9 @@ import pytest
 from click.testing import CliRunner
 from confluent_kafka import Consumer, KafkaError, KafkaException, Producer, TopicPartition
 
-from cli.dev import dev
-from common.settings import Settings
-from devtools.devstack import (
+from outcomes.cli.dev import dev
+from outcomes.common.settings import Settings
+from outcomes.devtools.devstack import (
     ADMIN_USER,
     DevStackError,
     Layout,
@@ -36,9 +36,9 @@ from devtools.devstack import (
     server_properties,
     up,
 )
-from reducers.catalog import INPUT_TOPICS, OUTPUT_TOPICS, RUN_LOG_TOPIC
-from streams.acls import IDENTITIES, PRODUCER, READER, SINK, SINK_GROUP, WORKER, acl_table
-from streams.topics import ensure_topics
+from outcomes.reducers.catalog import INPUT_TOPICS, OUTPUT_TOPICS, RUN_LOG_TOPIC
+from outcomes.streams.acls import IDENTITIES, PRODUCER, READER, SINK, SINK_GROUP, WORKER, acl_table
+from outcomes.streams.topics import ensure_topics
 
 REVISIONS = OUTPUT_TOPICS["account_revision"]
 NOTIFICATIONS = OUTPUT_TOPICS["notification"]

@@ -29,7 +29,7 @@ from xml.sax.saxutils import escape
 
 import pytest
 
-from sinks import schema
+from outcomes.sinks import schema
 from tests.chdb_support import sample_database
 
 pytestmark = pytest.mark.clickhouse

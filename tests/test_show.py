@@ -11,10 +11,10 @@ import orjson
 import pytest
 from click.testing import CliRunner
 
-from cli.main import main
-from reports.model import RunView
-from reports.status import FAILED, UNKNOWN, render, status_block, then_and_now
-from sinks import clickhouse
+from outcomes.cli.main import main
+from outcomes.reports.model import RunView
+from outcomes.reports.status import FAILED, UNKNOWN, render, status_block, then_and_now
+from outcomes.sinks import clickhouse
 from tests.cli_support import outcomes
 
 ROOT = Path(__file__).resolve().parent.parent

@@ -24,8 +24,8 @@ from typing import Any
 import orjson
 import pytest
 
-from common.codec import Codec
-from devtools.harness import (
+from outcomes.common.codec import Codec
+from outcomes.devtools.harness import (
     Harness,
     KafkaConfig,
     Progress,
@@ -36,7 +36,7 @@ from devtools.harness import (
     read_run_log,
     wait_for,
 )
-from reducers.catalog import OUTPUT_TOPICS
+from outcomes.reducers.catalog import OUTPUT_TOPICS
 from tests.cli_support import outcomes
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -128,7 +128,7 @@ def test_show_export_verify_through_the_stream_equal_replay(
         commit_offsets(kafka_config, group, harness.marks.outputs)
         dsn = f"chdb://{tmp_path}/chdb"
         sink = subprocess.Popen(
-            [sys.executable, "-m", "cli", "sink", "--bootstrap", kafka_bootstrap,
+            [sys.executable, "-m", "outcomes.cli", "sink", "--bootstrap", kafka_bootstrap,
              "--clickhouse", dsn, "--group-id", group, "--batch-seconds", "0.2"],
             cwd=ROOT, stderr=subprocess.PIPE, text=True,
         )  # fmt: skip

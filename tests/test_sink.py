@@ -21,15 +21,15 @@ from typing import IO
 import pytest
 from confluent_kafka import Producer
 
-from common.codec import Codec
-from common.settings import Settings
-from devtools import samples
-from reducers.catalog import EVENT_TOPICS
-from reducers.records import OutputRecord
-from sinks import clickhouse, schema
-from sinks.consumer import Sink, SinkConfig
-from sinks.rows import Row, rows_for
-from sinks.writer import WriteReport
+from outcomes.common.codec import Codec
+from outcomes.common.settings import Settings
+from outcomes.devtools import samples
+from outcomes.reducers.catalog import EVENT_TOPICS
+from outcomes.reducers.records import OutputRecord
+from outcomes.sinks import clickhouse, schema
+from outcomes.sinks.consumer import Sink, SinkConfig
+from outcomes.sinks.rows import Row, rows_for
+from outcomes.sinks.writer import WriteReport
 
 pytestmark = [pytest.mark.clickhouse, pytest.mark.slow]
 ROOT = Path(__file__).resolve().parent.parent

@@ -29,7 +29,7 @@ import pytest
 from hypothesis import example, given
 from hypothesis import strategies as st
 
-from reducers.timefmt import (
+from outcomes.reducers.timefmt import (
     MAX_MICROS,
     MIN_MICROS,
     _parse_general,

@@ -17,11 +17,11 @@ from confluent_kafka.admin import (
     NewPartitions,
 )
 
-from cli.main import main
-from cli.topics import topics
-from reducers.catalog import INPUT_TOPICS, OUTPUT_TOPICS, RUN_LOG_TOPIC
-from reducers.limits import Limits
-from streams.topics import (
+from outcomes.cli.main import main
+from outcomes.cli.topics import topics
+from outcomes.reducers.catalog import INPUT_TOPICS, OUTPUT_TOPICS, RUN_LOG_TOPIC
+from outcomes.reducers.limits import Limits
+from outcomes.streams.topics import (
     TOPICS,
     Drift,
     TopicSpec,

@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from devtools.harness import (
+from outcomes.devtools.harness import (
     Harness,
     KafkaConfig,
     finish,
@@ -25,8 +25,8 @@ from devtools.harness import (
     read_outputs,
     read_run_log,
 )
-from devtools.workload import generate_run
-from reducers.catalog import EVENT_TOPICS
+from outcomes.devtools.workload import generate_run
+from outcomes.reducers.catalog import EVENT_TOPICS
 
 pytestmark = pytest.mark.slow
 TOOL = EVENT_TOPICS["tool.started"]

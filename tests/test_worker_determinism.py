@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from devtools.harness import (
+from outcomes.devtools.harness import (
     Harness,
     KafkaConfig,
     current_verdicts,

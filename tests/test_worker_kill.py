@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from devtools.harness import (
+from outcomes.devtools.harness import (
     FAST_REJOIN,
     Harness,
     KafkaConfig,

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from devtools.workload import generate_run
-from reducers.validate import parse_event
-from streams.worker_batch import in_event_time
+from outcomes.devtools.workload import generate_run
+from outcomes.reducers.validate import parse_event
+from outcomes.streams.worker_batch import in_event_time
 
 
 def item(run: str, n: int, micros: int, arrival: int) -> tuple[int, int, Any, bytes]:

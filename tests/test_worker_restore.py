@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 from confluent_kafka import Producer
 
-from streams.store import PartitionStore, store_key
-from streams.worker_batch import restore
-from streams.worker_common import WorkerOptions
+from outcomes.streams.store import PartitionStore, store_key
+from outcomes.streams.worker_batch import restore
+from outcomes.streams.worker_common import WorkerOptions
 
 pytestmark = pytest.mark.kafka
 

@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from devtools.harness import (
+from outcomes.devtools.harness import (
     FAST_REJOIN,
     Event,
     Harness,

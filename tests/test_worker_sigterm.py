@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from devtools.harness import (
+from outcomes.devtools.harness import (
     Event,
     Harness,
     Json,

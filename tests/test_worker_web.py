@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from devtools.harness import Harness, KafkaConfig, finish, wait_for
+from outcomes.devtools.harness import Harness, KafkaConfig, finish, wait_for
 
 pytestmark = pytest.mark.slow
 RUNS = 200

@@ -10,30 +10,30 @@ One module per subject, each importing only those above it in this list:
 - `container`: JSON lines and Avro object container files, and replay's `SourceItem`.
 
 Timestamps follow reducers/timefmt.py, the project's one RFC 3339 parser and formatter.
-This module re-exports the names the rest of the project imports from `common.codec`.
+This module re-exports the names the rest of the project imports from `outcomes.common.codec`.
 """
 
 from __future__ import annotations
 
-from common.codec.catalog import (
+from outcomes.common.codec.catalog import (
     SchemaStore,
     current_schemas,
     schema_fingerprint,
     strip_logical_types,
 )
-from common.codec.container import (
+from outcomes.common.codec.container import (
     ContainerFailure,
     iter_container_events,
     iter_container_items,
     parse_json_event,
     write_container,
 )
-from common.codec.convert import _Converters, timestamp_micros
-from common.codec.core import Codec
-from common.errors import CodecError
-from reducers.timefmt import MAX_MICROS, MIN_MICROS
-from reducers.timefmt import format_rfc3339 as format_timestamp
-from reducers.timefmt import parse_rfc3339 as parse_timestamp
+from outcomes.common.codec.convert import _Converters, timestamp_micros
+from outcomes.common.codec.core import Codec
+from outcomes.common.errors import CodecError
+from outcomes.reducers.timefmt import MAX_MICROS, MIN_MICROS
+from outcomes.reducers.timefmt import format_rfc3339 as format_timestamp
+from outcomes.reducers.timefmt import parse_rfc3339 as parse_timestamp
 
 __all__ = [
     "MAX_MICROS",

@@ -15,9 +15,9 @@ import fastavro
 from fastavro.schema import fingerprint as _fastavro_fingerprint
 from fastavro.schema import to_parsing_canonical_form
 
-import schemas
-from common.codec.convert import Converter, Json, _Converters, _to_bytes, timestamp_micros
-from common.codec.fast import (
+from outcomes import schemas
+from outcomes.common.codec.convert import Converter, Json, _Converters, _to_bytes, timestamp_micros
+from outcomes.common.codec.fast import (
     FastConverters,
     FastReaders,
     FastWriters,

@@ -17,16 +17,16 @@ from typing import Any, NamedTuple, cast
 import fastavro
 import orjson
 
-import schemas
-from common.codec.catalog import RecordSchema
-from common.codec.convert import Json
-from common.codec.core import Codec
-from common.errors import UNDECODABLE, UNKNOWN_SCHEMA, CodecError
-from common.settings import Settings
-from reducers.errors import InvalidEvent
-from reducers.limits import Limits
-from reducers.records import OutputRecord, dead_letter
-from reducers.timefmt import datetime_micros
+from outcomes import schemas
+from outcomes.common.codec.catalog import RecordSchema
+from outcomes.common.codec.convert import Json
+from outcomes.common.codec.core import Codec
+from outcomes.common.errors import UNDECODABLE, UNKNOWN_SCHEMA, CodecError
+from outcomes.common.settings import Settings
+from outcomes.reducers.errors import InvalidEvent
+from outcomes.reducers.limits import Limits
+from outcomes.reducers.records import OutputRecord, dead_letter
+from outcomes.reducers.timefmt import datetime_micros
 
 
 class SourceItem(NamedTuple):

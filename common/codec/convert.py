@@ -16,8 +16,8 @@ from collections.abc import Callable, Mapping
 from datetime import datetime
 from typing import Any
 
-import schemas
-from reducers.timefmt import (
+from outcomes import schemas
+from outcomes.reducers.timefmt import (
     MAX_MICROS,
     MIN_MICROS,
     datetime_micros,

@@ -17,7 +17,7 @@ Wire formats (the decoder reads both):
   ``<topic>-<record full name>`` (TopicRecordNameStrategy), since a topic carries
   several record types.
 
-Decoding failures are :class:`common.errors.CodecError` with a dead-letter reason;
+Decoding failures are :class:`outcomes.common.errors.CodecError` with a dead-letter reason;
 :meth:`Codec.decode_or_dead_letter` turns any failure into a dead-letter record, so a
 consumer never stops on bad input.
 """
@@ -34,22 +34,22 @@ from typing import Any, Final, cast
 import fastavro
 from fastavro.read import SchemaResolutionError
 
-from common.codec.catalog import RecordSchema, SchemaStore, WriterSchema, _catalog
-from common.codec.convert import Json, _kind, _Violation
-from common.codec.fast import Reader
-from common.codec.registry import ConfluentRegistry, RegistryClient
-from common.errors import (
+from outcomes.common.codec.catalog import RecordSchema, SchemaStore, WriterSchema, _catalog
+from outcomes.common.codec.convert import Json, _kind, _Violation
+from outcomes.common.codec.fast import Reader
+from outcomes.common.codec.registry import ConfluentRegistry, RegistryClient
+from outcomes.common.errors import (
     SCHEMA_VIOLATION,
     TOO_LARGE,
     UNDECODABLE,
     UNKNOWN_SCHEMA,
     CodecError,
 )
-from common.settings import Settings
-from reducers.catalog import EVENT_TOPICS
-from reducers.limits import Limits
-from reducers.records import OutputRecord, dead_letter
-from reducers.timefmt import MAX_MICROS, MIN_MICROS
+from outcomes.common.settings import Settings
+from outcomes.reducers.catalog import EVENT_TOPICS
+from outcomes.reducers.limits import Limits
+from outcomes.reducers.records import OutputRecord, dead_letter
+from outcomes.reducers.timefmt import MAX_MICROS, MIN_MICROS
 
 log = logging.getLogger(__name__)
 

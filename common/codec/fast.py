@@ -33,7 +33,7 @@ from collections.abc import Callable, Mapping
 from functools import lru_cache
 from typing import Any, NamedTuple, TypeVar
 
-import schemas
+from outcomes import schemas
 
 T = TypeVar("T")
 Converter = Callable[[Any], Any]
@@ -125,7 +125,7 @@ class _Generator:
     def _exec(self, label: str, extra: str = "") -> None:
         """Run the source made since the last call (and `extra`) in the environment."""
         source = "\n".join([*self._source, extra])
-        exec(compile(source, f"<common.codec.fast {label}>", "exec"), self._env)
+        exec(compile(source, f"<outcomes.common.codec.fast {label}>", "exec"), self._env)
         self._source.clear()
 
     def _temp(self) -> str:

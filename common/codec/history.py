@@ -1,7 +1,7 @@
 """Record every current record schema in `schemas/history/` (the store's old versions).
 
-    python -m common.codec.history          # add the current versions that are missing
-    python -m common.codec.history --check  # exit 1 if one is missing (what CI asks)
+    python -m outcomes.common.codec.history          # add the current versions that are missing
+    python -m outcomes.common.codec.history --check  # exit 1 if one is missing (what CI asks)
 
 A file is `<full name>.<fingerprint>.json`: the self-contained schema, with the CRC-64
 fingerprint of its canonical form (as the single-object encoding carries it) in hex.
@@ -15,8 +15,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
-import schemas
-from common.codec.catalog import current_schemas, schema_fingerprint
+from outcomes import schemas
+from outcomes.common.codec.catalog import current_schemas, schema_fingerprint
 
 
 def file_name(schema: Any) -> str:
@@ -43,7 +43,7 @@ def main(argv: list[str]) -> int:
     absent = missing()
     if "--check" in argv:
         for name in sorted(absent):
-            print(f"schemas/history/{name}: not recorded (python -m common.codec.history)")
+            print(f"schemas/history/{name}: not recorded (python -m outcomes.common.codec.history)")
         return 1 if absent else 0
     for schema in absent.values():
         print(f"recorded {record(schema).relative_to(schemas.SCHEMA_DIR.parent)}")

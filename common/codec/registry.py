@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Protocol
 
-from common.errors import SchemaRegistryUnavailable
+from outcomes.common.errors import SchemaRegistryUnavailable
 
 
 class RegistryClient(Protocol):

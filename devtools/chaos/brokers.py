@@ -27,11 +27,11 @@ from pathlib import Path
 
 from confluent_kafka import KafkaException
 
-from common.settings import Settings
-from devtools import devstack
-from devtools.harness import commit_offsets
-from reducers.catalog import RUN_LOG_TOPIC
-from streams.topics import cluster_health, ensure_topics
+from outcomes.common.settings import Settings
+from outcomes.devtools import devstack
+from outcomes.devtools.harness import commit_offsets
+from outcomes.reducers.catalog import RUN_LOG_TOPIC
+from outcomes.streams.topics import cluster_health, ensure_topics
 
 CHAOS_PORT = 19092
 """First broker port of the scenarios' own stacks (19092-19094; controllers +100)."""

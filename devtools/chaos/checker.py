@@ -6,7 +6,7 @@ on purpose. `read_snapshot` reads what ClickHouse holds for the scenario's runs 
 run-id prefix); `check` compares the two, rule by rule:
 
 - accounts: every run's current account (its highest revision, through FINAL) equals
-  replay's final account for the run's events (`reducers.engine.Engine` over the acked
+  replay's final account for the run's events (`outcomes.reducers.engine.Engine` over the acked
   events, the fields that depend on arrival order left out); no run is missing, none
   is there that nobody sent.
 - revisions: each run's revisions are 1..n with no gap, each superseding the one before.
@@ -41,10 +41,10 @@ from typing import Any
 
 import orjson
 
-from devtools.harness import content, replay_expectation
-from reducers.engine import _notifiable  # the reducer's own rule for a supersession notice
-from sinks import schema
-from sinks.clickhouse import require_database
+from outcomes.devtools.harness import content, replay_expectation
+from outcomes.reducers.engine import _notifiable  # the reducer's own rule for a supersession notice
+from outcomes.sinks import schema
+from outcomes.sinks.clickhouse import require_database
 
 Event = dict[str, Any]
 Position = tuple[str, int, int]
@@ -163,7 +163,7 @@ def snapshot_of(dsn: str, prefix: str) -> Snapshot:
     with tempfile.TemporaryDirectory(prefix="chaos-snapshot-") as tmp:
         out = Path(tmp) / "snapshot.pickle"
         done = subprocess.run(
-            [sys.executable, "-m", "devtools.chaos.snapshot", dsn, prefix, str(out)],
+            [sys.executable, "-m", "outcomes.devtools.chaos.snapshot", dsn, prefix, str(out)],
             capture_output=True,
             text=True,
             check=False,

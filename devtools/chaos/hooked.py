@@ -1,11 +1,11 @@
-"""`python -m devtools.chaos.hooked sink|worker ...`: the real sink and worker of a chaos
+"""`python -m outcomes.devtools.chaos.hooked sink|worker ...`: the real sink and worker of a chaos
 scenario, with the scenario's hooks applied before they start.
 
 The sink always runs with ClickHouse's background merges stopped (`SYSTEM STOP MERGES`
 on its connection, once the schema is there): ReplacingMergeTree merges remove a second
 physical copy of a row, so with merges running a duplicated insert could vanish before
-the checker counts rows without FINAL. Everything else is `sinks.consumer.run_sink`
-and `streams.worker.run_worker` as `outcomes sink` and `outcomes worker` call them.
+the checker counts rows without FINAL. Everything else is `outcomes.sinks.consumer.run_sink`
+and `outcomes.streams.worker.run_worker` as `outcomes sink` and `outcomes worker` call them.
 
 `OUTCOMES_CHAOS_HOOK` breaks a component on purpose, to prove the checker catches it:
 
@@ -30,16 +30,16 @@ from typing import Any
 
 from confluent_kafka import Producer, TopicPartition
 
-import streams.worker_batch as worker_batch
-from common.settings import Settings
-from reducers.catalog import RUN_LOG_TOPIC
-from sinks.clickhouse import Connection
-from sinks.consumer import SinkConfig, run_sink
-from sinks.rows import Row
-from sinks.writer import ClickHouseWriter
-from streams.topics import TOPICS
-from streams.worker import run_worker
-from streams.worker_common import WorkerOptions
+import outcomes.streams.worker_batch as worker_batch
+from outcomes.common.settings import Settings
+from outcomes.reducers.catalog import RUN_LOG_TOPIC
+from outcomes.sinks.clickhouse import Connection
+from outcomes.sinks.consumer import SinkConfig, run_sink
+from outcomes.sinks.rows import Row
+from outcomes.sinks.writer import ClickHouseWriter
+from outcomes.streams.topics import TOPICS
+from outcomes.streams.worker import run_worker
+from outcomes.streams.worker_common import WorkerOptions
 
 HOOK_ENV = "OUTCOMES_CHAOS_HOOK"
 SKIP_READ_BEFORE_INSERT = "sink-skips-read-before-insert"
@@ -139,7 +139,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if hook and hook not in HOOKS:
         raise SystemExit(f"{HOOK_ENV}={hook!r}: expected one of {', '.join(HOOKS)}")
     if not args or args[0] not in ("sink", "worker"):
-        raise SystemExit("usage: python -m devtools.chaos.hooked sink|worker [options]")
+        raise SystemExit("usage: python -m outcomes.devtools.chaos.hooked sink|worker [options]")
     if args[0] == "sink":
         _stop_merges()
         if hook == SKIP_READ_BEFORE_INSERT:

@@ -26,11 +26,11 @@ from pathlib import Path
 from confluent_kafka import Consumer, KafkaError, KafkaException, Message
 from confluent_kafka.admin import AdminClient
 
-from common.settings import Settings
-from devtools.chaos.brokers import OwnStack
-from devtools.chaos.checker import Check, Inputs, Position, Report, check, snapshot_of
-from devtools.chaos.processes import ChaosWorker, SinkProcess
-from devtools.harness import (
+from outcomes.common.settings import Settings
+from outcomes.devtools.chaos.brokers import OwnStack
+from outcomes.devtools.chaos.checker import Check, Inputs, Position, Report, check, snapshot_of
+from outcomes.devtools.chaos.processes import ChaosWorker, SinkProcess
+from outcomes.devtools.harness import (
     OUTCOMES,
     Event,
     Harness,
@@ -43,10 +43,10 @@ from devtools.harness import (
     producer,
     wait_for,
 )
-from devtools.harness import workload as generate
-from devtools.loadgen import MALFORMED_TOPIC, malformed_payloads
-from reducers.catalog import EVENT_TOPICS, OUTPUT_TOPICS
-from streams.topics import read_range
+from outcomes.devtools.harness import workload as generate
+from outcomes.devtools.loadgen import MALFORMED_TOPIC, malformed_payloads
+from outcomes.reducers.catalog import EVENT_TOPICS, OUTPUT_TOPICS
+from outcomes.streams.topics import read_range
 
 SESSION_TIMEOUT = 6.0
 """The workers' group session (seconds): a SIGKILLed member's partitions move after it."""

@@ -1,5 +1,5 @@
 """The processes of a chaos scenario: workers (`outcomes worker`, or the hooked one when
-a scenario breaks it on purpose) and sinks (`devtools.chaos.hooked sink`: the real sink
+a scenario breaks it on purpose) and sinks (`outcomes.devtools.chaos.hooked sink`: the real sink
 with merges stopped). Logs go to files, never to pipes a stopped reader could fill."""
 
 from __future__ import annotations
@@ -12,20 +12,20 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import IO
 
-from devtools.chaos.hooked import HOOK_ENV
-from devtools.harness import LoggedProcess, WorkerProcess
+from outcomes.devtools.chaos.hooked import HOOK_ENV
+from outcomes.devtools.harness import LoggedProcess, WorkerProcess
 
 
 @dataclass
 class ChaosWorker(WorkerProcess):
-    """A worker of the scenario's app; with `hook`, the hooked worker (devtools.chaos.hooked)."""
+    """A worker of the scenario's app; with `hook`, the hooked worker (devtools/chaos/hooked.py)."""
 
     hook: str | None = None
 
     def _command(self) -> list[str]:
         if self.hook is None:
             return super()._command()
-        return [sys.executable, "-m", "devtools.chaos.hooked", "worker"]
+        return [sys.executable, "-m", "outcomes.devtools.chaos.hooked", "worker"]
 
     def _environment(self) -> dict[str, str]:
         env = super()._environment()
@@ -53,7 +53,7 @@ class SinkProcess(LoggedProcess):
         args = [
             sys.executable,
             "-m",
-            "devtools.chaos.hooked",
+            "outcomes.devtools.chaos.hooked",
             "sink",
             "--bootstrap",
             self.bootstrap,

@@ -21,9 +21,9 @@ from pathlib import Path
 
 from confluent_kafka import KafkaException
 
-from devtools.chaos.brokers import CHAOS_PORT, OwnStack, own_stack, restart_node
-from devtools.chaos.checker import Check, Report
-from devtools.chaos.pipeline import (
+from outcomes.devtools.chaos.brokers import CHAOS_PORT, OwnStack, own_stack, restart_node
+from outcomes.devtools.chaos.checker import Check, Report
+from outcomes.devtools.chaos.pipeline import (
     SESSION_TIMEOUT,
     STALL_LIMIT,
     Pipeline,
@@ -33,11 +33,11 @@ from devtools.chaos.pipeline import (
     wait_flushes,
     wait_progress,
 )
-from devtools.chaos.proxy import PROXY_PORT, CutProxy, proxied_listener
-from devtools.devstack import read_stack
-from devtools.harness import sigkill
-from reducers.errors import OutcomesError
-from sinks.consumer import SESSION_TIMEOUT_MS
+from outcomes.devtools.chaos.proxy import PROXY_PORT, CutProxy, proxied_listener
+from outcomes.devtools.devstack import read_stack
+from outcomes.devtools.harness import sigkill
+from outcomes.reducers.errors import OutcomesError
+from outcomes.sinks.consumer import SESSION_TIMEOUT_MS
 
 
 class ChaosFailed(OutcomesError):

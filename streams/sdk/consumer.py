@@ -19,7 +19,7 @@ hands it to your handler as a typed, immutable item:
   :class:`RetryLater` asks for a transient retry (unbounded by default, for an endpoint
   that is down), :class:`Reject` dead-letters at once.
 
-Settings (brokers, TLS, SASL) come from `common.settings.Settings` like every client.
+Settings (brokers, TLS, SASL) come from `outcomes.common.settings.Settings` like every client.
 """
 
 from __future__ import annotations
@@ -43,12 +43,12 @@ from confluent_kafka import (
     TopicPartition,
 )
 
-from common.codec import Codec
-from common.errors import SCHEMA_VIOLATION, UNDECODABLE, CodecError
-from common.settings import Settings
-from reducers.catalog import OUTPUT_TOPICS
-from reducers.errors import OutcomesError
-from reducers.records import dead_letter
+from outcomes.common.codec import Codec
+from outcomes.common.errors import SCHEMA_VIOLATION, UNDECODABLE, CodecError
+from outcomes.common.settings import Settings
+from outcomes.reducers.catalog import OUTPUT_TOPICS
+from outcomes.reducers.errors import OutcomesError
+from outcomes.reducers.records import dead_letter
 
 if TYPE_CHECKING:
     from confluent_kafka import Message

@@ -5,7 +5,7 @@ defaulting to now in UTC, `source`), validates and encodes it with the Avro code
 queues it on an idempotent Kafka producer (`enable.idempotence=true`, `acks=all`) keyed by
 `run_id`. Sending is asynchronous; failures surface to the caller:
 
-- invalid input raises :class:`common.errors.CodecError` at the call, before anything
+- invalid input raises :class:`outcomes.common.errors.CodecError` at the call, before anything
   is queued: the arguments reach the codec as given (nothing is coerced: a `str` is not
   a list of strings, a dict is not a list of records), and the codec checks every field
   against the event's Avro schema; the message names the event type, the field, what
@@ -32,8 +32,8 @@ from typing import TYPE_CHECKING, Any, TypedDict, TypeVar, Unpack
 
 from confluent_kafka import KafkaException, Producer
 
-from common.codec import Codec
-from common.errors import (
+from outcomes.common.codec import Codec
+from outcomes.common.errors import (
     SCHEMA_VIOLATION,
     CodecError,
     DeliveryError,
@@ -41,12 +41,12 @@ from common.errors import (
     ProducerBackpressure,
     ProducerClosed,
 )
-from common.settings import Settings
-from reducers.catalog import EVENT_TOPICS
+from outcomes.common.settings import Settings
+from outcomes.reducers.catalog import EVENT_TOPICS
 
 # Enum values of SPEC section 2 come from the core's event values (a test checks them
 # against the Avro schemas).
-from reducers.events import (
+from outcomes.reducers.events import (
     ArtifactChange,
     CheckResult,
     Completion,
@@ -55,11 +55,11 @@ from reducers.events import (
     ReviewState,
     ToolOutcome,
 )
-from reducers.events import Author as AuthoredBy
-from reducers.events import Decision as CandidateDecision
-from reducers.events import EffectState as TransitionState
-from reducers.events import Scope as CheckScope
-from streams.sdk.uuid7 import uuid7_str
+from outcomes.reducers.events import Author as AuthoredBy
+from outcomes.reducers.events import Decision as CandidateDecision
+from outcomes.reducers.events import EffectState as TransitionState
+from outcomes.reducers.events import Scope as CheckScope
+from outcomes.streams.sdk.uuid7 import uuid7_str
 
 if TYPE_CHECKING:
     from confluent_kafka import KafkaError, Message

@@ -1,8 +1,8 @@
 """The webhook relay: each notification POSTed, signed, to an HTTP endpoint.
 
-:class:`WebhookRelay` is a handler for :class:`streams.sdk.consumer.OutcomesConsumer`:
+:class:`WebhookRelay` is a handler for :class:`outcomes.streams.sdk.consumer.OutcomesConsumer`:
 it POSTs the record's canonical JSON (`{"record": kind, ...}`, sorted keys, the same
-bytes on every attempt) with the headers of `streams.sdk.webhook` (timestamp, HMAC-SHA256
+bytes on every attempt) with the headers of `outcomes.streams.sdk.webhook` (timestamp, HMAC-SHA256
 signature, the record id as `Idempotency-Key`). What the endpoint answers decides:
 
 - 2xx: delivered; the consumer commits the record once the handler returned;
@@ -31,9 +31,9 @@ from pathlib import Path
 from typing import Final
 from urllib.parse import urlsplit
 
-from reducers.errors import OutcomesError
-from streams.sdk.consumer import Item, Reject, RetryLater
-from streams.sdk.webhook import IDEMPOTENCY_HEADER, MIN_SECRET_BYTES, RECORD_HEADER, sign
+from outcomes.reducers.errors import OutcomesError
+from outcomes.streams.sdk.consumer import Item, Reject, RetryLater
+from outcomes.streams.sdk.webhook import IDEMPOTENCY_HEADER, MIN_SECRET_BYTES, RECORD_HEADER, sign
 
 log = logging.getLogger(__name__)
 

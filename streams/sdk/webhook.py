@@ -24,7 +24,7 @@ import time
 from collections.abc import Iterable, Mapping
 from typing import Final
 
-from reducers.errors import OutcomesError
+from outcomes.reducers.errors import OutcomesError
 
 TIMESTAMP_HEADER: Final = "X-Outcomes-Timestamp"
 SIGNATURE_HEADER: Final = "X-Outcomes-Signature"

@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from reducers.claims import Account, Judged
+from outcomes.reducers.claims.checker import Account, Judged
 
 Row = Mapping[str, Any]
 

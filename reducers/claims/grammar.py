@@ -23,11 +23,18 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from reducers.constructions import Blocker, Candidate, ClaimKind, Span, soft_clause_start, words_of
-from reducers.heads import head_candidates, json_status, sentence_candidates
-from reducers.lexicon import HARD
-from reducers.narrative import Sentence, sentences
-from reducers.scope import blocker
+from outcomes.reducers.claims.constructions import (
+    Blocker,
+    Candidate,
+    ClaimKind,
+    Span,
+    soft_clause_start,
+    words_of,
+)
+from outcomes.reducers.claims.heads import head_candidates, json_status, sentence_candidates
+from outcomes.reducers.claims.lexicon import HARD
+from outcomes.reducers.claims.narrative import Sentence, sentences
+from outcomes.reducers.claims.scope import blocker
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,7 +1,7 @@
 """The claim grammar's word classes: which words are auxiliaries, negations, heads of each
-claim kind, cues of scope. `reducers/grammar.py` reads sentences with them;
+claim kind, cues of scope. `reducers/claims/grammar.py` reads sentences with them;
 docs/claims.md lists them by kind. Words are lowercased token forms
-(`reducers/narrative.py`): contractions keep their apostrophe ("'ve", "n't" endings).
+(`reducers/claims/narrative.py`): contractions keep their apostrophe ("'ve", "n't" endings).
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """Claim verdict records (SPEC section 6): a narrative's judgements as output records, and
 how they settle as the run's account changes.
 
-A narrative is read once (`reducers.claims.read`); the reading is judged again against
+A narrative is read once (`checker.read`); the reading is judged again against
 every later revision of its run. Each claim of the text, and each omission, has a stable
 key (`Judged.key`) and so a stable `claim_id`, `<run_id>:<narrative_id>:<key>`. Its first
 verdict is settlement 1, with `verdict_id` = the claim id ("what was said then"); a later
@@ -20,10 +20,10 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from reducers.claims import Account, Judged, Reading, judge_reading, read
-from reducers.events import NarrativeSubmitted
-from reducers.formulation import supported_formulation
-from reducers.records import OutputRecord
+from outcomes.reducers.claims.checker import Account, Judged, Reading, judge_reading, read
+from outcomes.reducers.claims.formulation import supported_formulation
+from outcomes.reducers.events import NarrativeSubmitted
+from outcomes.reducers.records import OutputRecord
 
 
 @dataclass(frozen=True, slots=True)

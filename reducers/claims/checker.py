@@ -1,7 +1,7 @@
 """The deterministic claim checker (SPEC section 6): narrative text against an account.
 
 `read` turns a narrative's text into a `Reading`: its Markdown layout and the present
-assertions the grammar finds in it (`reducers/grammar.py`), independent of any account.
+assertions the grammar finds in it (`reducers/claims/grammar.py`), independent of any account.
 `judge_reading` judges a reading against one account revision: each claim `supported`,
 `contradicted` or `unverifiable`, then the account's obligations the text never
 addresses (`omitted`). No model, no clock: the same text and account always give the
@@ -16,10 +16,10 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from reducers.grammar import ClaimKind, Found, Span, scan_sentences
-from reducers.narrative import sentences
+from outcomes.reducers.claims.grammar import ClaimKind, Found, Span, scan_sentences
+from outcomes.reducers.claims.narrative import sentences
 
-Verdict = Literal["supported", "contradicted", "omitted", "unverifiable"]
+Verdict = Literal["supported", "contradicted", "omitted", "unverifiable", "needs_review"]
 Account = Mapping[str, Any]
 
 _FLAGS = re.IGNORECASE

@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from reducers.constructions import (
+from outcomes.reducers.claims.constructions import (
     Candidate,
     ClaimKind,
     Use,
@@ -20,7 +20,7 @@ from reducers.constructions import (
     subject_start,
     use_of,
 )
-from reducers.lexicon import (
+from outcomes.reducers.claims.lexicon import (
     ADJECTIVAL,
     ADVERBS,
     BE_HAVE,
@@ -53,7 +53,7 @@ from reducers.lexicon import (
     WEAK,
     WEAK_PASSIVE_EXCLUDED,
 )
-from reducers.narrative import Sentence, Token
+from outcomes.reducers.claims.narrative import Sentence, Token
 
 
 def _after(words: Sequence[str], h: int, n: int) -> list[str]:

@@ -1,7 +1,8 @@
 """How the words before a claim's head are used: the subject, the verb group, and the
 constructions of docs/claims.md ("The grammar"), over a sentence's normalized words
-(`reducers/narrative.py`). Shared by the head rules (`reducers/heads.py`) and the scope
-rules (`reducers/scope.py`).
+(`reducers/claims/narrative.py`). Shared by the head rules (`reducers/claims/heads.py`) and the
+scope
+rules (`reducers/claims/scope.py`).
 """
 
 from __future__ import annotations
@@ -10,7 +11,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from reducers.lexicon import (
+from outcomes.reducers.claims.lexicon import (
     ADVERBS,
     AUX_CHAIN,
     BE_HAVE,
@@ -27,7 +28,7 @@ from reducers.lexicon import (
     VERB_FORMS,
     WH,
 )
-from reducers.narrative import Token
+from outcomes.reducers.claims.narrative import Token
 
 ClaimKind = Literal["completion", "verification", "effect", "persistence"]
 

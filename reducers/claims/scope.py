@@ -7,8 +7,13 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from reducers.constructions import Blocker, Candidate, skip_adverbs, soft_clause_start
-from reducers.lexicon import (
+from outcomes.reducers.claims.constructions import (
+    Blocker,
+    Candidate,
+    skip_adverbs,
+    soft_clause_start,
+)
+from outcomes.reducers.claims.lexicon import (
     CAN_REPORT,
     CLAUSE_END,
     CONCESSIVE,
@@ -27,7 +32,7 @@ from reducers.lexicon import (
     WH,
     WISHES,
 )
-from reducers.narrative import Sentence
+from outcomes.reducers.claims.narrative import Sentence
 
 
 def blocker(sentence: Sentence, words: Sequence[str], cand: Candidate) -> Blocker | None:

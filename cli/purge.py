@@ -1,0 +1,62 @@
+"""`outcomes purge --run ID`: remove every row of one run (privacy purge)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from outcomes.cli import options
+from outcomes.common.settings import Settings
+from outcomes.sinks import clickhouse as ch
+from outcomes.sinks import purge as purging
+from outcomes.sinks import schema
+from outcomes.sinks.exceptions import SinkError
+
+
+class NoSuchRun(SinkError):
+    """`outcomes purge --run ID` found no row of that run. Operators: check the run id
+    (`outcomes query "SELECT DISTINCT run_id FROM current_accounts"`); purge_log lists
+    the runs already purged."""
+
+
+@click.command()
+@click.option("--run", "run_id", required=True, help="The run whose rows are removed.")
+@options.clickhouse
+@click.option(
+    "--credential-file",
+    type=click.Path(exists=True, dir_okay=False, path_type=Path),
+    help="File holding the purge credential (else $OUTCOMES_PURGE_CREDENTIAL).",
+)
+@click.option("--reason", default="", help="Why (recorded in purge_log), e.g. a ticket id.")
+@options.purge_actor
+def purge(
+    run_id: str,
+    clickhouse: str | None,
+    credential_file: Path | None,
+    reason: str,
+    purge_actor: str | None,
+) -> None:
+    """Remove every row of one run (privacy purge); recorded in purge_log.
+
+    The credential is never a flag value: it comes from $OUTCOMES_PURGE_CREDENTIAL or
+    --credential-file and must match the SHA-256 configured by `clickhouse migrate`.
+    Purged runs are never written again by the sink or replay.
+    """
+    settings = Settings.load(clickhouse=clickhouse, purge_actor=purge_actor)
+    credential = purging.read_credential(credential_file, settings)
+    conn = ch.require_database(settings.clickhouse_dsn)
+    schema.ensure_schema(conn)
+    # The credential first: who may not purge learns nothing about which runs exist.
+    purging.verify_credential(conn, credential)
+    # Before purging, not from its result: a purge is logged in purge_log, and a run
+    # listed there is never written again, so a mistyped id would be barred for good.
+    if not any(purging.count_run_rows(conn, run_id).values()):
+        raise NoSuchRun(
+            f"no run {run_id}: no rows of it in any table (never sunk, or already purged)"
+        )
+    result = purging.purge_run(
+        conn, run_id, credential, actor=purging.purge_actor(settings), reason=reason
+    )
+    counts = ", ".join(f"{t}={n}" for t, n in result.row_counts.items() if n) or "no rows"
+    click.echo(f"purged run {run_id} ({result.total} rows: {counts}); purge id {result.purge_id}")

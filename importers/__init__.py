@@ -1,0 +1,1 @@
+"""Recorded agent runs turned into canonical events: one importer per trace format."""
