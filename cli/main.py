@@ -2,8 +2,10 @@
 
 Every command lives in `cli/`; the modules behind them hold plain functions. One handler,
 `LazyGroup.invoke`, turns any `OutcomesError` a command raises into one line on standard
-error, `outcomes <command>: error: <message>`, and exit code 1 (see `outcomes.cli.group`); usage
-errors stay click's, and any other exception keeps its traceback.
+error, `outcomes <command>: error: <message>`, and exit code 1 (see `outcomes.cli.group`);
+usage errors stay click's, and any other exception keeps its traceback. The dev tooling's
+commands exist only in a checkout; with the SDK alone installed, a pipeline command says
+which install it needs.
 """
 
 from __future__ import annotations
@@ -47,6 +49,31 @@ COMMANDS: dict[str, str] = {
 }
 
 
+# The dev tooling's commands: they run from a checkout, where `outcomes.devtools` exists;
+# an installed wheel has no devtools, and lists none of them.
+DEV_COMMANDS = frozenset({"dev", "demo", "loadgen", "bench", "chaos"})
+
+PIPELINE_HINT = "pip install 'outcomes[pipeline]'"
+
+
+def _needs_pipeline(name: str, missing: str) -> click.Command:
+    """A stand-in for a command whose module needs what only the pipeline install has."""
+
+    def refuse() -> None:
+        raise click.ClickException(
+            f"outcomes {name} needs the pipeline install (no module {missing!r} here): "
+            f"{PIPELINE_HINT}"
+        )
+
+    return click.Command(
+        name,
+        callback=refuse,
+        help=f"(needs the pipeline install: {PIPELINE_HINT})",
+        context_settings={"ignore_unknown_options": True, "allow_extra_args": True},
+        add_help_option=False,
+    )
+
+
 class LazyGroup(Group):
     """The `outcomes` group: subcommands live in modules imported on first use."""
 
@@ -57,8 +84,20 @@ class LazyGroup(Group):
         target = COMMANDS.get(cmd_name)
         if target is None:
             return None
+        if not self._available(cmd_name):
+            raise click.UsageError(
+                f"'{cmd_name}' is dev tooling: it runs from a checkout of the repository "
+                "(bash scripts/setup.sh), not from an installed package"
+            )
         module_name, attr = target.split(":")
-        module = importlib.import_module(module_name)
+        try:
+            module = importlib.import_module(module_name)
+        except ModuleNotFoundError as exc:
+            # The SDK alone (`pip install outcomes`) has the command line but not what
+            # the worker, the sink or the reports import.
+            if exc.name is None or exc.name.split(".")[0] == "outcomes":
+                raise
+            return _needs_pipeline(cmd_name, exc.name)
         command = getattr(module, attr)
         if not isinstance(command, click.Command):
             raise TypeError(f"{target} is not a click command")
@@ -73,6 +112,8 @@ class LazyGroup(Group):
 
     @staticmethod
     def _available(name: str) -> bool:
+        if name in DEV_COMMANDS and importlib.util.find_spec("outcomes.devtools") is None:
+            return False
         return importlib.util.find_spec(COMMANDS[name].split(":")[0]) is not None
 
 
