@@ -9,8 +9,9 @@ The one way the project waits and retries (docs/decisions.md, "Retries and deadl
 - `retry`: call a function until it returns, retrying the exceptions a predicate
   accepts, within a number of attempts and/or a deadline.
 
-Every function takes the clock and the sleep as arguments, so a test steps a fake clock
-instead of waiting real seconds. Standard library only: the SDK an agent worker installs
+Every function takes the clock and the sleep as arguments (`time.monotonic` and
+`time.sleep`, looked up at each call, by default), so a test steps a fake clock instead
+of waiting real seconds. Standard library only: the SDK an agent worker installs
 uses it too.
 """
 
@@ -71,10 +72,10 @@ class Backoff:
 class Deadline:
     """`seconds` from now on `clock`; `restart` moves it `seconds` from the new now."""
 
-    def __init__(self, seconds: float, *, clock: Clock = time.monotonic) -> None:
+    def __init__(self, seconds: float, *, clock: Clock | None = None) -> None:
         self.seconds = seconds
-        self._clock = clock
-        self._at = clock() + seconds
+        self._clock = clock or time.monotonic
+        self._at = self._clock() + seconds
 
     @property
     def remaining(self) -> float:
@@ -96,8 +97,8 @@ def wait_for(
     interval: float = 0.1,
     what: str | Callable[[], str],
     error: Callable[[str], BaseException] = DeadlineExceeded,
-    clock: Clock = time.monotonic,
-    sleep: Sleep = time.sleep,
+    clock: Clock | None = None,
+    sleep: Sleep | None = None,
 ) -> T:
     """Call `check` every `interval` seconds until it returns something other than None
     or False, and return that; `check` runs at least once, and once more at the deadline.
@@ -106,6 +107,7 @@ def wait_for(
     message being `what`, or what it returns when it is a function (so the message can
     tell the last state seen). An exception from `check` is not caught.
     """
+    sleep = sleep or time.sleep
     deadline = Deadline(timeout, clock=clock)
     while True:
         result = check()
@@ -132,8 +134,8 @@ def retry(
     timeout: float | None = None,
     backoff: Backoff | None = None,
     on_retry: Callable[[Retrying], None] | None = None,
-    clock: Clock = time.monotonic,
-    sleep: Sleep = time.sleep,
+    clock: Clock | None = None,
+    sleep: Sleep | None = None,
     rng: random.Random | None = None,
 ) -> T:
     """Return what `call` returns, calling it again after an exception `retry_if`
@@ -146,6 +148,7 @@ def retry(
     if attempts is not None and attempts < 1:
         raise ValueError(f"attempts must be at least 1, not {attempts}")
     backoff = backoff or Backoff()
+    sleep = sleep or time.sleep
     deadline = Deadline(timeout, clock=clock) if timeout is not None else None
     failed = 0
     while True:
