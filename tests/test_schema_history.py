@@ -36,9 +36,10 @@ def test_every_current_version_is_recorded() -> None:
 
 
 def test_history_holds_the_older_versions_of_a_changed_record() -> None:
-    """ClaimVerdict has had three versions on main (v1, settlements, formulations)."""
+    """ClaimVerdict has had four versions on main (v1, settlements, formulations,
+    needs_review)."""
     names = [schemas.full_name(v["name"], v.get("namespace")) for v in VERSIONS]
-    assert names.count("io.outcomes.v1.ClaimVerdict") == 3
+    assert names.count("io.outcomes.v1.ClaimVerdict") == 4
     assert len({schema_fingerprint(v) for v in VERSIONS}) == len(VERSIONS)
 
 

@@ -27,6 +27,15 @@ BASELINE = schemas.load_definitions(schemas.BASELINE_DIR)
 CURRENT = schemas.current_definitions()
 ROOTS = [*schemas.EVENT_SCHEMAS.values(), *schemas.OUTPUT_SCHEMAS.values()]
 
+# Enum symbols added on purpose although a baseline reader (whose enum has no default)
+# cannot resolve them: full enum name -> symbols. Each is documented in schemas/README.md
+# ("Changing a schema") and docs/decisions.md, and its enum now has a default, so the
+# next symbol does not break the readers of this release. Every other difference from
+# the baseline must stay compatible both ways.
+ACCEPTED_SYMBOLS: Mapping[str, frozenset[str]] = {
+    f"{schemas.NAMESPACE}.ClaimVerdictValue": frozenset({"needs_review"}),
+}
+
 
 def _avro_problems(reader: Any, writer: Any) -> list[str]:
     result = ReaderWriterCompatibilityChecker().get_compatibility(
@@ -91,12 +100,32 @@ def incompatibilities(old: Any, new: Any) -> list[str]:
     return problems
 
 
+def _without_accepted_symbols(d: dict[str, dict[str, Any]]) -> None:
+    for enum, symbols in ACCEPTED_SYMBOLS.items():
+        d[enum]["symbols"] = [s for s in d[enum]["symbols"] if s not in symbols]
+        if d[enum].get("default") in symbols:
+            del d[enum]["default"]
+
+
 @pytest.mark.parametrize("name", ROOTS)
 def test_current_schema_is_compatible_with_the_baseline(name: str) -> None:
     assert name in BASELINE, f"{name} missing from schemas/baseline/: copy it there once"
     old = schemas.expand(name, BASELINE)
-    new = schemas.expand(name, CURRENT)
-    assert incompatibilities(old, new) == []
+    assert incompatibilities(old, _variant(name, _without_accepted_symbols)) == []
+    # With them: new readers still read all old data; old readers fail only on them.
+    problems = incompatibilities(old, schemas.expand(name, CURRENT))
+    accepted = set().union(*ACCEPTED_SYMBOLS.values())
+    assert [
+        p for p in problems if not p.startswith("forward: ") or not any(s in p for s in accepted)
+    ] == []
+
+
+@pytest.mark.parametrize("enum", sorted(ACCEPTED_SYMBOLS))
+def test_an_enum_that_gained_a_symbol_has_a_default_and_kept_the_old_order(enum: str) -> None:
+    node = CURRENT[enum]
+    assert node.get("default") in node["symbols"]
+    kept = [s for s in node["symbols"] if s not in ACCEPTED_SYMBOLS[enum]]
+    assert kept == BASELINE[enum]["symbols"] == node["symbols"][: len(kept)]
 
 
 def _variant(name: str, change: Callable[[dict[str, dict[str, Any]]], None]) -> Any:
