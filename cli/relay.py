@@ -87,7 +87,7 @@ KINDS = ("account.final", "account.superseded", "claim_notification")
     "--dead-letter-topic",
     default=OUTPUT_TOPICS["dead_letter"],
     show_default=True,
-    help="Where refused (4xx) and undecodable notifications go.",
+    help="Where refused (4xx but 408 and 429, 3xx) and undecodable notifications go.",
 )
 @click.option(
     "--until-idle",
@@ -123,10 +123,12 @@ def relay(
 
     The body is the notification's JSON; the headers carry a timestamp, the signature of
     timestamp and body, and the notification id as Idempotency-Key (docs/consumers.md).
-    5xx answers and timeouts are retried with exponential backoff and jitter, in order
-    per run; a 4xx answer is not retried: the notification is dead-lettered with the
-    answer. At least once: a notification may arrive twice, always with the same
-    Idempotency-Key. Refuses to start without a secret. Stops gracefully on SIGTERM.
+    5xx, 408 and 429 answers, timeouts and refused connections are retried with
+    exponential backoff and jitter (at least Retry-After), in order per run; any other
+    answer (4xx, and 3xx: redirects are not followed) is not retried: the notification
+    is dead-lettered with the answer. At least once: a notification may arrive twice,
+    always with the same Idempotency-Key. Refuses to start without a secret. Stops
+    gracefully on SIGTERM.
     """
     logging.basicConfig(
         level=loglevel.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s"

@@ -8,15 +8,19 @@ what is missing and reports, without guessing, anything on the cluster that diff
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Final, Literal
+from functools import partial
+from typing import Any, Final, Literal, TypeVar
 
+from outcomes.common.retry import Backoff, Deadline, retry, wait_for
 from outcomes.common.runtime import consume_ready
 from outcomes.common.settings import Settings
 from outcomes.reducers.catalog import INPUT_TOPICS, OUTPUT_TOPICS, RUN_LOG_TOPIC
 from outcomes.reducers.errors import OutcomesError
 from outcomes.reducers.limits import Limits
+
+_T = TypeVar("_T")
 
 KiB: Final = 1024
 MiB: Final = 1024 * KiB
@@ -173,33 +177,47 @@ class MissingTopic(TopicsError):
     """A topic the command reads does not exist. Operators: `outcomes topics ensure`."""
 
 
-def _high_watermark(consumer: Any, partition: Any, patience: float = 30.0) -> int:
-    """A partition's high watermark, asking again while its leadership moves (a broker of
-    a cluster restarting answers NOT_LEADER_FOR_PARTITION until the new leader is known)."""
+def _leadership_moving(exc: Exception) -> bool:
+    """Whether `exc` is what a read of offsets meets while a cluster's leadership moves:
+    a broker restarting answers NOT_LEADER_FOR_PARTITION or LEADER_NOT_AVAILABLE for its
+    partitions until the new leader is known, and a request to the old leader times out
+    or loses its connection (_TIMED_OUT, _TRANSPORT)."""
     from confluent_kafka import KafkaError, KafkaException
 
-    moving = {KafkaError.NOT_LEADER_FOR_PARTITION, KafkaError.LEADER_NOT_AVAILABLE}
-    deadline = time.monotonic() + patience
-    while True:
-        try:
-            return int(consumer.get_watermark_offsets(partition, timeout=10)[1])
-        except KafkaException as exc:
-            error = exc.args[0]
-            if error.code() not in moving or time.monotonic() > deadline:
-                raise
-            time.sleep(0.5)
+    moving = {
+        KafkaError.NOT_LEADER_FOR_PARTITION,
+        KafkaError.LEADER_NOT_AVAILABLE,
+        KafkaError._TIMED_OUT,
+        KafkaError._TRANSPORT,
+    }
+    error = exc.args[0] if isinstance(exc, KafkaException) and exc.args else None
+    return isinstance(error, KafkaError) and error.code() in moving
 
 
-def end_offsets(conf: KafkaConf, topics: Sequence[str]) -> dict[tuple[str, int], int]:
+def end_offsets(
+    conf: KafkaConf, topics: Sequence[str], *, patience: float = 60.0
+) -> dict[tuple[str, int], int]:
     """The current end (high watermark) of every partition of `topics`.
 
-    Raises `MissingTopic` for a topic the cluster lacks, `TopicsError` if Kafka fails.
+    While a cluster's leadership moves (see `_LEADERSHIP_MOVING`), a request is asked
+    again, for up to `patience` seconds in all. Raises `MissingTopic` for a topic the
+    cluster lacks, `TopicsError` if Kafka fails or the leadership does not settle.
     """
     from confluent_kafka import Consumer, KafkaException, TopicPartition
 
+    deadline = Deadline(patience)
+
+    def patiently(call: Callable[[], _T]) -> _T:
+        return retry(
+            call,
+            retry_if=_leadership_moving,
+            timeout=deadline.remaining,
+            backoff=Backoff(base=0.25, cap=2.0),
+        )
+
     consumer = Consumer({"log_level": 4, **conf, "group.id": "outcomes-offset-probe"})
     try:
-        metadata = consumer.list_topics(timeout=10)
+        metadata = patiently(lambda: consumer.list_topics(timeout=10))
         ends: dict[tuple[str, int], int] = {}
         for topic in topics:
             info = metadata.topics.get(topic)
@@ -207,7 +225,8 @@ def end_offsets(conf: KafkaConf, topics: Sequence[str]) -> dict[tuple[str, int],
                 raise MissingTopic(f"topic {topic} does not exist (run `outcomes topics ensure`)")
             for partition in info.partitions:
                 where = TopicPartition(topic, partition)
-                ends[(topic, partition)] = _high_watermark(consumer, where)
+                _, high = patiently(partial(consumer.get_watermark_offsets, where, timeout=10))
+                ends[(topic, partition)] = int(high)
         return ends
     except KafkaException as exc:
         raise TopicsError(f"reading end offsets failed: {exc}") from exc
@@ -245,12 +264,12 @@ def read_range(
     )
     try:
         consumer.assign([TopicPartition(t, p, start[(t, p)]) for t, p in pending])
-        deadline = time.monotonic() + timeout
+        deadline = Deadline(timeout)
         while pending:
             # Returns as soon as records are there: asking for more than remain must not
             # wait out the timeout (it did, inside a benchmark's measurement).
             batch = consume_ready(consumer, 10_000, 0.5)
-            if not batch and time.monotonic() > deadline:
+            if not batch and deadline.expired:
                 raise TopicsError(f"could not read to the end in {timeout:.0f} s: {pending}")
             kept = []
             for msg in batch:
@@ -259,7 +278,7 @@ def read_range(
                 if msg.offset() < end[(msg.topic(), msg.partition())]:
                     kept.append(msg)
             if kept:
-                deadline = time.monotonic() + timeout
+                deadline.restart()
                 yield kept
             for tp in consumer.position([TopicPartition(t, p) for t, p in pending]):
                 if tp.offset >= pending[(tp.topic, tp.partition)]:
@@ -274,8 +293,8 @@ def _await_topics(admin: Any, names: Sequence[str], timeout: float) -> Any:
     CreateTopics returns when the controller has the topic; the brokers learn of it a
     moment later, and a describe or produce in between gets UNKNOWN_TOPIC_OR_PART.
     """
-    deadline = time.monotonic() + timeout
-    while True:
+
+    def led() -> Any:
         metadata = admin.list_topics(timeout=timeout)
         ready = all(
             name in metadata.topics
@@ -283,11 +302,14 @@ def _await_topics(admin: Any, names: Sequence[str], timeout: float) -> Any:
             and all(p.leader >= 0 for p in metadata.topics[name].partitions.values())
             for name in names
         )
-        if ready:
-            return metadata
-        if time.monotonic() > deadline:
-            raise TopicsError(f"created topics did not get leaders within {timeout:.0f} s")
-        time.sleep(0.1)
+        return metadata if ready else None
+
+    return wait_for(
+        led,
+        timeout=timeout,
+        what=f"created topics did not get leaders within {timeout:.0f} s",
+        error=TopicsError,
+    )
 
 
 def describe_topic_configs(
@@ -302,7 +324,7 @@ def describe_topic_configs(
     from confluent_kafka import KafkaError, KafkaException
     from confluent_kafka.admin import ConfigResource
 
-    deadline = time.monotonic() + timeout
+    deadline = Deadline(timeout)
     pending = list(names)
     configs: dict[str, dict[str, str]] = {}
     while pending:
@@ -314,26 +336,29 @@ def describe_topic_configs(
             except KafkaException as exc:
                 error = exc.args[0]
                 unknown = getattr(error, "code", lambda: None)() == KafkaError.UNKNOWN_TOPIC_OR_PART
-                if unknown and time.monotonic() < deadline:
+                if unknown and not deadline.expired:
                     pending.append(resource.name)
                     continue
                 raise TopicsError(f"describing {resource.name} failed: {error}") from None
             configs[resource.name] = {k: str(e.value) for k, e in entries.items()}
         if pending:
-            time.sleep(0.2)
+            time.sleep(min(0.2, deadline.remaining))
     return configs
 
 
 def _await_configs(admin: Any, name: str, wanted: Mapping[str, str], timeout: float) -> None:
     """Wait until the broker reports the altered configs (it learns them asynchronously)."""
-    deadline = time.monotonic() + timeout
-    while True:
+
+    def visible() -> bool:
         actual = describe_topic_configs(admin, [name], timeout)[name]
-        if all(actual.get(k) == v for k, v in wanted.items()):
-            return
-        if time.monotonic() > deadline:
-            raise TopicsError(f"{name}: altered configs not visible within {timeout:.0f} s")
-        time.sleep(0.1)
+        return all(actual.get(k) == v for k, v in wanted.items())
+
+    wait_for(
+        visible,
+        timeout=timeout,
+        what=f"{name}: altered configs not visible within {timeout:.0f} s",
+        error=TopicsError,
+    )
 
 
 def ensure_topics(

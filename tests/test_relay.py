@@ -5,6 +5,10 @@ command refuses to start without a secret and never shows it."""
 
 from __future__ import annotations
 
+import ast
+import shutil
+import subprocess
+import sys
 import threading
 import time
 import uuid
@@ -12,6 +16,7 @@ from collections import defaultdict
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 from typing import Any
 
 import orjson
@@ -21,8 +26,15 @@ from click.testing import CliRunner
 import outcomes.cli.relay
 from outcomes.cli.main import main
 from outcomes.common.settings import Settings
+from outcomes.streams.sdk import webhook
 from outcomes.streams.sdk.consumer import _BUILDERS, Backoff, Origin, OutcomesConsumer
-from outcomes.streams.sdk.relay import REJECTED_BY_ENDPOINT, RelayError, WebhookRelay, load_secret
+from outcomes.streams.sdk.relay import (
+    _RETRYABLE_STATUS,
+    REJECTED_BY_ENDPOINT,
+    RelayError,
+    WebhookRelay,
+    load_secret,
+)
 from outcomes.streams.sdk.webhook import (
     IDEMPOTENCY_HEADER,
     SIGNATURE_HEADER,
@@ -259,6 +271,59 @@ def test_verify_accepts_a_signed_body_and_rejects_tampering_replays_and_wrong_se
         verify("another-secret-0000", body, headers, now=1_800_000_000)
     rotated = sign(["new-secret-00000000", SECRET], body, timestamp=1_800_000_000)
     assert verify(SECRET, body, rotated, now=1_800_000_000) == 1_800_000_000
+
+
+def test_relay_help_names_the_statuses_it_retries() -> None:
+    """`outcomes relay --help` says which answers are retried, as the relay decides."""
+    shown = " ".join(CliRunner().invoke(main, ["relay", "--help"]).output.split())
+    assert all(str(status) in shown for status in _RETRYABLE_STATUS)
+    assert "5xx" in shown and "4xx answer is not retried" not in shown
+
+
+def test_the_webhook_module_runs_copied_alone_outside_the_project(tmp_path: Path) -> None:
+    """streams/sdk/webhook.py says a receiver can copy it: it imports only the standard
+    library, and a copy verifies what the relay signs in an interpreter that cannot
+    import outcomes."""
+    source = Path(webhook.__file__)
+    imported: set[str] = set()
+    for node in ast.walk(ast.parse(source.read_text())):
+        if isinstance(node, ast.Import):
+            imported |= {alias.name.split(".")[0] for alias in node.names}
+        elif isinstance(node, ast.ImportFrom) and node.module is not None:
+            imported.add(node.module.split(".")[0])
+    assert imported <= set(sys.stdlib_module_names) | {"__future__"}, imported
+    shutil.copy(source, tmp_path / "webhook_copy.py")
+    body = b'{"notification_id":"run-1:2"}'
+    headers = sign(SECRET, body)
+    script = (
+        "import json, sys\n"
+        "import webhook_copy as w\n"
+        "try:\n"
+        "    import outcomes\n"
+        "    sys.exit('outcomes is importable here')\n"
+        "except ImportError:\n"
+        "    pass\n"
+        "secret, body, headers = json.loads(sys.stdin.read())\n"
+        "print(w.verify(secret, body.encode(), headers))\n"
+        "try:\n"
+        "    w.verify(secret, body.encode() + b' ', headers)\n"
+        "except w.WebhookVerificationError as exc:\n"
+        "    print('refused:', exc)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-S", "-c", script],  # -S: no site-packages, so no outcomes
+        input=orjson.dumps([SECRET, body.decode(), headers]).decode(),
+        cwd=tmp_path,
+        env={},
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.splitlines() == [
+        headers[TIMESTAMP_HEADER],
+        "refused: signature does not match the body and timestamp",
+    ]
 
 
 def test_relay_crash_after_the_endpoints_answer_sends_it_again_with_the_same_key(

@@ -5,10 +5,12 @@ from __future__ import annotations
 import dataclasses
 import time
 from collections.abc import Callable, Iterator
+from types import SimpleNamespace
+from typing import ClassVar
 
 import pytest
 from click.testing import CliRunner
-from confluent_kafka import KafkaError, KafkaException, Producer
+from confluent_kafka import KafkaError, KafkaException, Producer, TopicPartition
 from confluent_kafka.admin import (
     AdminClient,
     AlterConfigOpType,
@@ -24,11 +26,77 @@ from outcomes.reducers.limits import Limits
 from outcomes.streams.topics import (
     TOPICS,
     Drift,
+    TopicsError,
     TopicSpec,
     describe_topic_configs,
+    end_offsets,
     ensure_topics,
     topic_table,
 )
+
+# --------------------------------------------------------------------------- end offsets
+
+
+class _MovingConsumer:
+    """A consumer whose broker answers `failures` errors in turn, then the watermarks."""
+
+    failures: ClassVar[list[int]] = []
+    calls: ClassVar[int] = 0
+
+    def __init__(self, conf: dict[str, object]) -> None:
+        pass
+
+    def list_topics(self, timeout: float) -> SimpleNamespace:
+        topic = SimpleNamespace(partitions={0: None, 1: None}, error=None)
+        return SimpleNamespace(topics={"t": topic})
+
+    def get_watermark_offsets(self, partition: TopicPartition, timeout: float) -> tuple[int, int]:
+        type(self).calls += 1
+        if self.failures:
+            raise KafkaException(KafkaError(self.failures.pop(0)))
+        return 0, 10 + partition.partition
+
+    def close(self) -> None:
+        pass
+
+
+@pytest.fixture
+def moving(monkeypatch: pytest.MonkeyPatch) -> type[_MovingConsumer]:
+    import confluent_kafka
+
+    monkeypatch.setattr(confluent_kafka, "Consumer", _MovingConsumer)
+    _MovingConsumer.failures, _MovingConsumer.calls = [], 0
+    return _MovingConsumer
+
+
+def test_end_offsets_asks_again_while_leadership_moves(moving: type[_MovingConsumer]) -> None:
+    """A restarted cluster broker's partitions answer NOT_LEADER, LEADER_NOT_AVAILABLE,
+    or a request times out (_TIMED_OUT: the cluster-kill chaos test met it) or loses its
+    connection, until the new leader is known: asked again, not failed."""
+    moving.failures = [
+        KafkaError.NOT_LEADER_FOR_PARTITION,
+        KafkaError._TIMED_OUT,
+        KafkaError.LEADER_NOT_AVAILABLE,
+        KafkaError._TRANSPORT,
+    ]
+    assert end_offsets({}, ["t"]) == {("t", 0): 10, ("t", 1): 11}
+    assert moving.calls == 6
+
+
+def test_end_offsets_gives_up_after_its_patience(moving: type[_MovingConsumer]) -> None:
+    moving.failures = [KafkaError._TIMED_OUT] * 1000
+    started = time.monotonic()
+    with pytest.raises(TopicsError, match=r"reading end offsets failed: .*Timed out"):
+        end_offsets({}, ["t"], patience=1.0)
+    assert 1.0 <= time.monotonic() - started < 5.0
+
+
+def test_end_offsets_fails_at_once_on_another_error(moving: type[_MovingConsumer]) -> None:
+    moving.failures = [KafkaError.TOPIC_AUTHORIZATION_FAILED]
+    with pytest.raises(TopicsError, match="reading end offsets failed"):
+        end_offsets({}, ["t"])
+    assert moving.calls == 1
+
 
 # --------------------------------------------------------------------------- the table
 

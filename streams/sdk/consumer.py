@@ -45,6 +45,7 @@ from confluent_kafka import (
 
 from outcomes.common.codec import Codec
 from outcomes.common.errors import SCHEMA_VIOLATION, UNDECODABLE, CodecError
+from outcomes.common.retry import Backoff, Deadline
 from outcomes.common.settings import Settings
 from outcomes.reducers.catalog import OUTPUT_TOPICS
 from outcomes.reducers.errors import OutcomesError
@@ -376,19 +377,6 @@ class Filters:
         return not self.status_changed or item.status_changed
 
 
-@dataclass(frozen=True)
-class Backoff:
-    """Exponential backoff with jitter: attempt n waits between half and all of
-    `min(cap, base * 2**n)` seconds."""
-
-    base: float = 0.2
-    cap: float = 30.0
-
-    def delay(self, attempt: int, rng: random.Random) -> float:
-        ceiling = min(self.cap, self.base * (2.0 ** min(attempt, 30)))
-        return ceiling / 2 + rng.uniform(0.0, ceiling / 2)
-
-
 class _Stopped(Exception):
     """The wait was cut short: stop() was called or the record's partition was revoked."""
 
@@ -696,12 +684,12 @@ class OutcomesConsumer:
         is called or `where` is revoked meanwhile."""
         paused = [TopicPartition(t, p) for t, p in self._assigned]
         self._consumer.pause(paused)
-        deadline = time.monotonic() + seconds
+        deadline = Deadline(seconds)
         try:
             while True:
                 if self._stop.is_set() or where in self._revoked or where not in self._assigned:
                     raise _Stopped
-                remaining = deadline - time.monotonic()
+                remaining = deadline.remaining
                 if remaining <= 0:
                     return
                 message = self._consumer.poll(min(remaining, 0.2))

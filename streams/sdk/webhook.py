@@ -13,7 +13,10 @@ Every POST the relay makes carries:
 A receiver calls :func:`verify` with the raw body bytes (before any JSON parsing) and the
 headers: it checks the signature in constant time and rejects a timestamp outside the
 tolerance window (default 5 minutes), so a captured request cannot be replayed later.
-Standard library only, so a receiver can copy this module alone.
+Standard library only, so a receiver can copy this module alone (tests/test_relay.py runs
+a copy outside the project). That is why `WebhookVerificationError` is a `ValueError` and
+not, like the project's other errors, an `OutcomesError`: the root error lives in a
+package a receiver does not have.
 """
 
 from __future__ import annotations
@@ -24,8 +27,6 @@ import time
 from collections.abc import Iterable, Mapping
 from typing import Final
 
-from outcomes.reducers.errors import OutcomesError
-
 TIMESTAMP_HEADER: Final = "X-Outcomes-Timestamp"
 SIGNATURE_HEADER: Final = "X-Outcomes-Signature"
 IDEMPOTENCY_HEADER: Final = "Idempotency-Key"
@@ -35,7 +36,7 @@ DEFAULT_TOLERANCE: Final = 300.0
 MIN_SECRET_BYTES: Final = 16
 
 
-class WebhookVerificationError(OutcomesError):
+class WebhookVerificationError(ValueError):
     """A webhook request failed verification (missing header, bad signature, stale or
     future timestamp). Receivers: answer 400 or 401 and do not act on the body."""
 
