@@ -1,8 +1,7 @@
 """How the words before a claim's head are used: the subject, the verb group, and the
 constructions of docs/claims.md ("The grammar"), over a sentence's normalized words
-(`reducers/claims/narrative.py`). Shared by the head rules (`reducers/claims/heads.py`) and the
-scope
-rules (`reducers/claims/scope.py`).
+(`reducers/claims/narrative.py`). Shared by the head rules (`reducers/claims/heads.py`)
+and the scope rules (`reducers/claims/scope.py`).
 """
 
 from __future__ import annotations
@@ -46,6 +45,7 @@ Blocker = Literal[
     "past",
     "generic",
     "wh_clause",
+    "reported",
 ]
 
 
@@ -66,8 +66,8 @@ def nounish(word: str) -> bool:
         return True
     if not word[:1].isalpha():
         return False
-    if word in VERB_FORMS or (len(word) > 4 and word.endswith("ed")):
-        return False
+    if word in VERB_FORMS or (len(word) > 4 and word.endswith("ed") and "-" not in word):
+        return False  # ("PR-modified", "well-tested": compound adjectives stay in)
     return word not in NOT_NOUN or word in {
         "everything",
         "all",
@@ -81,6 +81,8 @@ def nounish(word: str) -> bool:
 
 
 def is_pastish(word: str) -> bool:
+    if "-" in word:
+        return False
     return word.endswith("ed") or word in PAST_OPENERS or word in RECORD_OR_EFFECT
 
 

@@ -23,29 +23,41 @@ from outcomes.reducers.claims.constructions import (
 from outcomes.reducers.claims.lexicon import (
     ADJECTIVAL,
     ADVERBS,
+    BE,
     BE_HAVE,
     BRANCH_WORDS,
     BRANCHY,
+    CHECK_STATES,
     CONTRAST,
     DEED_SUBJECTS,
+    DETERMINERS,
     EFFECT_HEADS,
     HARD,
     HEAD_WORDS,
+    HOSTS,
+    IRREGULAR_PARTICIPLES,
     NEEDS_REMOTE,
     NONE_VERBS,
+    NOW_ADVERBS,
     OPENERS,
     OTHER_KIND_NOUNS,
     PERSIST_HEADS,
+    PREPOSITIONS,
+    PRESENT_BE,
     PRESENT_DEEDS,
     PUSH_NOUNS,
     RECORD_NOUNS,
     REMOTE_EDITS,
     REMOTE_NOUNS,
+    REMOTE_STATES,
     REPORTER_SUBJECTS,
     REPORTERS,
+    RESULT_ADVERBS,
     RESULT_ING,
     RUNNABLE,
+    STATE_WORDS,
     STRONG,
+    STRONG_STATES,
     SUBJECT_NOUNS,
     TRIGGERS,
     VERIFY_HEADS,
@@ -54,6 +66,7 @@ from outcomes.reducers.claims.lexicon import (
     WEAK_PASSIVE_EXCLUDED,
 )
 from outcomes.reducers.claims.narrative import Sentence, Token
+from outcomes.reducers.claims.objects import CHANGE_VERBS, NEGATIVE_OUTCOMES, place_of, verb_place
 
 
 def _after(words: Sequence[str], h: int, n: int) -> list[str]:
@@ -99,16 +112,19 @@ def head_candidates(words: Sequence[str], toks: Sequence[Token]) -> list[Candida
         if w in HARD or w in CONTRAST:
             prior = None
         cand = _head(words, toks, h, w, prior) if w in HEAD_WORDS or w.endswith("-ready") else None
+        if cand is None:
+            cand = _construction(words, h, w, prior)
         if cand is not None:
+            cand = _rekind(words, cand)
             out.append(cand)
             if cand.use is not None and cand.use.how != "coord":
                 prior = cand.use
         elif prior is None and h == 0 and w in OPENERS:
             prior = Use("agentless", 0, (), ())
-        elif prior is None and w in ("i", "we") and h == clause_start(words, h):
-            prior = Use("pronoun", h, (), (w,))
-        elif prior is None and h == 0 and w.endswith("ed") and n > 1:
-            prior = Use("agentless", 0, (), ())
+        elif prior is None and w.split("'")[0] in ("i", "we") and h == clause_start(words, h):
+            prior = Use("pronoun", h, (), (w.split("'")[0],))
+        elif prior is None and h == clause_start(words, h) and w.endswith("ed") and n > 1:
+            prior = Use("agentless", h, (), ())
     return out
 
 
@@ -240,6 +256,15 @@ def _completion(words: Sequence[str], h: int, w: str, prior: Use | None) -> Cand
             or (use.how in ("np", "pronoun") and any(x in ("agent", "ai") for x in use.subject))
         )
         return _built(kind, w, use, h, h) if ok else None
+    place = _place(words, h, use) if w in WEAK and w in CHANGE_VERBS else None
+    if place in ("remote", "record") and use.how != "agentless":
+        if _attributive_participle(words, h):
+            return None
+        # A change verb on a remote or a record: "Both tasks were successfully created
+        # in Jira", "your reservation has been updated", "I've upgraded the booking".
+        ok = "been" in use.aux or successfully or use.how in ("first", "pronoun", "np", "coord")
+        kind = "effect" if place == "remote" else "persistence"
+        return _built(kind, w, use, h, h) if ok else None
     if w in ("achieved", "accomplished", "integrated", "licensed", "analyzed", "analysed"):
         ok = use.how == "first" and use.lo == clause_start(words, h)
     elif use.how == "first":
@@ -306,8 +331,10 @@ def _verification(
         return None
     if w in ("verified", "confirmed", "validated") and nxt == "as":
         return None  # "verified as legitimate": a property of the input, not a check
+    if prev == "`k" and h >= 2 and words[h - 2] in ("=", ":"):
+        prev = words[h - 2]
     if prev in ("=", ":") and w in ("pass", "passed", "ok", "green", "success"):
-        return Candidate("verification", "label_pass", max(0, h - 2), h, h)
+        return Candidate("verification", "label_pass", max(0, h - 3), h, h)
     use = use_of(words, h, prior)
     if use is None:
         return None
@@ -317,11 +344,15 @@ def _verification(
         return None
     if use.how == "agentless" and _label(words, h):
         return None
+    if w in ("pass", "passes", "passed") and nxt in ("as", "to", "into", "via", "through", "along"):
+        return None  # "now passed as CLI flags": handed over, not a result
     if w == "passing" and nxt in ("a", "an", "the", "in", "on"):
         return None  # "we are passing a list": the verb "pass", not a result
     if w == "passing" and nxt in ("their", "its", "all"):
         return _built("verification", "passing", use, h, min(h + 2, len(words) - 1))
     if w == "successful":
+        if use.how == "agentless" and nxt and nounish(nxt):
+            return None  # "Successful exact match replacement → …": an adjective
         noun = _subject_noun(use, words, h)
         kind = _kind_by_subject(noun, "completion")
         return _built(kind, "successful", use, h, h)
@@ -397,6 +428,8 @@ def _effect_or_record(words: Sequence[str], h: int, w: str, prior: Use | None) -
             return _built("effect", "merged_pr", use, h, h)
         branchy = _object_is_branch(words, h) or any(x in BRANCHY for x in use.subject)
         return _built("persistence", "merged", use, h, h) if branchy else None
+    if _attributive_participle(words, h) or _authorship(words, h):
+        return None
     if w in NEEDS_REMOTE:
         ahead = [x for x in range(h + 1, min(h + 5, len(words))) if words[x] in REMOTE_NOUNS]
         return _built("effect", w, use, h, ahead[0] if ahead else h) if remote else None
@@ -540,3 +573,185 @@ def json_status(sentence: Sentence) -> list[Candidate]:
     if any(k in key for k in ("pass", "tests_ok", "verified")):
         return [Candidate("verification", "json_status", 0, 2, 2)]
     return []
+
+
+# -- candidates by construction ------------------------------------------------------------
+
+
+def is_participle(word: str) -> bool:
+    return (len(word) > 4 and word.endswith("ed") and word[:1].isalpha()) or (
+        word in IRREGULAR_PARTICIPLES
+    )
+
+
+def _construction(words: Sequence[str], h: int, w: str, prior: Use | None) -> Candidate | None:
+    """A head no word list names, found from its construction: a perfect or passive of
+    any verb ("has been cancelled", "was successfully deleted"), an act with a result
+    adverb ("I have successfully moved …"), a headline on a record or a remote ("Branch
+    `x` created"), or a present state after "be" ("The server is now running")."""
+    prev = words[h - 1] if h > 0 else ""
+    if w in STATE_WORDS or (w in HOSTS and prev == "on") or (w == "place" and prev == "in"):
+        state = _state(words, h, w, prior)
+        if state is not None:
+            return state
+    if w in NEGATIVE_OUTCOMES or not is_participle(w):
+        return None
+    if w in HEAD_WORDS and w != "recorded":
+        return None  # the head rules have read it (and declined it)
+    return _generic(words, h, w, prior)
+
+
+_OBJECT_END = frozenset({",", "and", "which", "but", "while", "for", "about", "using", "via"})
+
+
+def _object_words(words: Sequence[str], h: int) -> list[str]:
+    """The head's object and the places it names ("to Railway", "from Vercel"), up to a
+    clause boundary or a phrase of purpose or means ("for …", "with …")."""
+    out = []
+    for x in words[h + 1 : h + 10]:
+        if x in HARD or x in CONTRAST or x in _OBJECT_END:
+            break
+        out.append(x)
+    return out
+
+
+def _passive(words: Sequence[str], h: int, use: Use | None) -> bool:
+    """Whether the subject undergoes the act ("X was created", "X created" as a
+    headline) rather than doing it ("The PR upgraded the library")."""
+    if use is None:
+        return False
+    if use.how == "aux":
+        return any(x in BE for x in use.aux)
+    if use.how == "np":
+        nxt = words[h + 1] if h + 1 < len(words) else ""
+        return not (nounish(nxt) or nxt in DETERMINERS)
+    return False
+
+
+def _place(words: Sequence[str], h: int, use: Use | None, reach: int = 10) -> str | None:
+    """The place a claim is about: a check named by its subject decides first, then a
+    remote named anywhere (subject of a passive, verb, object), then a local record."""
+    subject = list(use.subject) if use is not None and _passive(words, h, use) else []
+    found = [place_of(subject), verb_place(words[h]), place_of(_object_words(words, h)[:reach])]
+    if found[0] == "check":
+        return "check"
+    if "remote" in found:
+        return "remote"
+    if "record" in found:
+        return "record"
+    return None
+
+
+def _generic(words: Sequence[str], h: int, w: str, prior: Use | None) -> Candidate | None:
+    use = use_of(words, h, prior)
+    if use is None:
+        return None
+    n = len(words)
+    if use.how == "agentless" and (_attributive(words, h) or _label(words, h)):
+        return None
+    if h + 1 < n and words[h + 1] in ("by", "from") and use.how == "np":
+        return None  # "files generated by the tool": a description
+    if _attributive_participle(words, h) or _authorship(words, h):
+        return None
+    if use.how == "np" and use.lo > 0 and words[use.lo - 1] in PREPOSITIONS:
+        return None  # "with a new total of $475 charged": an absolute phrase
+    near = list(words[max(clause_start(words, h), h - 3) : h + 1]) + _object_words(words, h)[:4]
+    result = any(x in RESULT_ADVERBS for x in near)
+    place = _place(words, h, use)
+    # An act whose own verb names a remote or a record ("booked", "committed"), or a
+    # change made to one named right after it ("moved the emails", "deleted the PR").
+    acted = verb_place(w) is not None or (
+        w in CHANGE_VERBS and _place(words, h, None, reach=4) is not None
+    )
+    if use.how == "aux":
+        ok = "been" in use.aux or (
+            result and any(x in ("was", "were", "is", "are") for x in use.aux)
+        )
+    elif use.how in ("first", "pronoun", "np", "coord"):
+        ok = result or (acted and place in ("remote", "record"))
+    else:  # agentless: a report line on a record or a remote ("Staged the fix")
+        ok = verb_place(w) is not None and place in ("remote", "record")
+    if w in WEAK_PASSIVE_EXCLUDED and place not in ("remote", "record"):
+        return None  # "The LICENSE file has been created": an edit, not a result
+    if not ok:
+        return None
+    kind: ClaimKind = (
+        "effect" if place == "remote" else "persistence" if place == "record" else "completion"
+    )
+    if place == "check" and use.how in ("np", "aux") and use.subject:
+        kind = "verification"
+    return Candidate(kind, "generic", min(use.lo, h), h, h, use=use)
+
+
+def _state(words: Sequence[str], h: int, w: str, prior: Use | None) -> Candidate | None:
+    """A present state after a form of "be": "X is now live", "X is running"."""
+    at = h - 1 if (w == "place" or w in HOSTS) else h
+    use = use_of(words, at, prior)
+    if use is None or use.how not in ("aux", "coord", "np"):
+        return None
+    if use.how == "np" and not (w in STRONG_STATES and h == len(words) - 1):
+        return None
+    if use.how == "aux" and not all(x in PRESENT_BE for x in use.aux):
+        return None
+    if use.how == "coord" and not use.aux:
+        return None
+    near = words[max(0, at - 3) : at]
+    if w not in STRONG_STATES and w not in HOSTS and not any(x in NOW_ADVERBS for x in near):
+        return None
+    if at + 1 < len(words) and nounish(words[at + 1]) and w not in HOSTS and w != "place":
+        return None  # "is running tests": a verb with an object, not a state
+    if w in CHECK_STATES:
+        kind: ClaimKind = "verification"
+    elif w in REMOTE_STATES or w in HOSTS:
+        kind = "effect"
+    else:
+        place = _place(words, h, use)
+        kind = "effect" if place == "remote" else "completion"
+        if place == "check" and use.subject:
+            kind = "verification"
+    return Candidate(kind, "state", min(use.lo, at), h, h, use=use)
+
+
+# Rules whose kind is read from the subject (or a label): "Frontend build: successful".
+_BY_SUBJECT = frozenset({"successful", "succeeded", "success", "closed"})
+
+
+def _rekind(words: Sequence[str], cand: Candidate) -> Candidate:
+    if cand.kind != "completion" or cand.rule not in _BY_SUBJECT:
+        return cand
+    subject = list(cand.use.subject) if cand.use is not None else []
+    lo = cand.lo
+    if (lo >= 2 and words[lo - 1] == ":") or (
+        lo >= 3 and words[lo - 1] == "`k" and words[lo - 2] == ":"
+    ):
+        colon = lo - 1 if words[lo - 1] == ":" else lo - 2
+        subject += list(words[clause_start(words, colon) : colon])
+    place = place_of(subject)
+    if place == "check":
+        return Candidate(
+            "verification", cand.rule, cand.lo, cand.hi, cand.head, cand.none, cand.use
+        )
+    if place == "remote":
+        return Candidate("effect", cand.rule, cand.lo, cand.hi, cand.head, cand.none, cand.use)
+    return cand
+
+
+def _attributive_participle(words: Sequence[str], h: int) -> bool:
+    """A participle between a determiner or a count and its noun: "the last 2 merged
+    PRs", "a cancelled booking" — it names a thing, it reports nothing."""
+    if h == 0 or h + 1 >= len(words):
+        return False
+    prev, nxt = words[h - 1], words[h + 1]
+    return (prev in DETERMINERS or prev in ("`n", "all", "any", "some", "new")) and (
+        nounish(nxt) and nxt not in ("all", "both", "this", "that", "it", "everything")
+    )
+
+
+def _authorship(words: Sequence[str], h: int) -> bool:
+    """ "This comment was created by an AI agent": who made a thing, not a result."""
+    return h + 1 < len(words) and words[h + 1] == "by" and words[h] in _AUTHORED
+
+
+_AUTHORED = frozenset(
+    {"created", "generated", "written", "authored", "made", "produced", "signed", "opened"}
+)

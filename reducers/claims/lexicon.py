@@ -294,3 +294,45 @@ WISHES = frozenset(
 )
 
 CAN_REPORT = frozenset({"confirm", "verify", "see", "say", "report"})
+
+
+# Irregular past participles (the regular ones end in "-ed").
+IRREGULAR_PARTICIPLES = class_of(
+    """done made set sent built run written taken given shown kept found held brought put
+    split rebuilt rerun redone undone spun begun drawn grown thrown torn worn shut cut
+    hidden rewritten overwritten"""
+)
+
+# Adverbs that say an act reached its result ("was successfully cancelled").
+RESULT_ADVERBS = class_of("successfully completely fully cleanly")
+
+# Adverbs that place a state in the present of the report ("is now live").
+NOW_ADVERBS = class_of("now already currently finally fully successfully officially")
+
+# Predicate adjectives and participles of a resulting state ("The server is running").
+# Those in STRONG_STATES assert a result with any present "be"; the rest need "now".
+STATE_WORDS = class_of(
+    """running live functional operational healthy available online active synced
+    safe stable accessible reachable correct valid accurate up-to-date consistent
+    enabled configured installed connected secured protected restored intact
+    published deployed merged resolved production-ready"""
+)
+
+STRONG_STATES = class_of("running live functional operational healthy online synced")
+
+# States that are what a check shows ("The calculation is correct", "… is healthy").
+CHECK_STATES = class_of("healthy correct valid accurate consistent")
+
+# States of a thing published or reachable outside the workspace.
+REMOTE_STATES = class_of("live online published deployed")
+
+# Hosting services a thing may be "on" ("Your changes are now on GitHub").
+HOSTS = class_of(
+    """github gitlab bitbucket vercel netlify heroku railway render fly aws s3 pypi npm
+    dockerhub production staging origin"""
+)
+
+PRESENT_BE = frozenset({"is", "are", "'s", "'re", "am", "'m"})
+
+# Labels whose value is a status ("Status: deployed", "Result: passed").
+STATUS_LABELS = class_of("status state result results outcome overall verdict")

@@ -10,6 +10,7 @@ from collections.abc import Sequence
 from outcomes.reducers.claims.constructions import (
     Blocker,
     Candidate,
+    nounish,
     skip_adverbs,
     soft_clause_start,
 )
@@ -33,6 +34,7 @@ from outcomes.reducers.claims.lexicon import (
     WISHES,
 )
 from outcomes.reducers.claims.narrative import Sentence
+from outcomes.reducers.claims.objects import HEARSAY_VERBS, MESSAGES, OTHER_PARTIES, SPEECH_VERBS
 
 
 def blocker(sentence: Sentence, words: Sequence[str], cand: Candidate) -> Blocker | None:
@@ -78,6 +80,12 @@ def blocker(sentence: Sentence, words: Sequence[str], cand: Candidate) -> Blocke
             return "negated"
         if _but_not_later(words, h):
             return "negated"
+    # Other parties: their words reported ("The bot's message says that it is done"),
+    # or their acts ("The reviewer approved the PR").
+    if _reported(words, lo):
+        return "reported"
+    if cand.use is not None and cand.use.subject[-1:] and cand.use.subject[-1] in OTHER_PARTIES:
+        return "reported"
     # Modal, future and infinitive cues, scoped forward to a contrast or a new clause.
     hypo = _hypothetical(words, min(lo, h), h)
     if hypo is not None:
@@ -102,8 +110,10 @@ def blocker(sentence: Sentence, words: Sequence[str], cand: Candidate) -> Blocke
     while clause_hi + 1 < n and words[clause_hi + 1] not in CLAUSE_END:
         clause_hi += 1
     for x in range(clause_lo, min(clause_hi + 1, h + 6)):
-        if words[x] in PARTIAL or (
-            words[x] in ("for", "in") and x + 1 < n and words[x + 1] in ("most", "some")
+        if (
+            words[x] in PARTIAL
+            or (words[x] in ("for", "in") and x + 1 < n and words[x + 1] in ("most", "some"))
+            or (words[x] == "so" and x + 1 < n and words[x + 1] == "far")
         ):
             return "partial"
     if any(words[x] in GENERIC for x in range(max(clause_lo, h - 3), min(n, h + 3))):
@@ -131,7 +141,7 @@ def blocker(sentence: Sentence, words: Sequence[str], cand: Candidate) -> Blocke
     hi_scan = min(n, h + 8)
     for x in range(clause_lo, hi_scan):
         if words[x] in PAST_CUES or (
-            words[x] == "previous" and x + 1 < n and words[x + 1].startswith("session")
+            words[x] == "previous" and (x < h or (x + 1 < n and words[x + 1].startswith("session")))
         ):
             return "past"
         if words[x] == "used" and x + 1 < n and words[x + 1] == "to":
@@ -223,3 +233,24 @@ def _hypothetical(words: Sequence[str], lo: int, h: int) -> Blocker | None:
         if w == "to" and x == skip_adverbs(words, h - 1, 0) and not words[h].endswith("ed"):
             return "hypothetical"  # "to complete the task"
     return None
+
+
+def _reported(words: Sequence[str], lo: int) -> bool:
+    """Whether the candidate at `lo` is what someone other than the writer says: a
+    verb of speech before it in its sentence ("The agent's last message indicates that
+    they are done") whose subject is not I or we."""
+    for x in range(lo - 1, -1, -1):
+        w = words[x]
+        if w in HARD and w != ":":
+            return False
+        if w in HEARSAY_VERBS and x > 0 and words[skip_adverbs(words, x - 1, 0)] in MESSAGES:
+            return True
+        if w in SPEECH_VERBS:
+            if x == 0 or words[x - 1] in HARD:
+                return False  # a label ("Reported: …"), not a speaker's verb
+            if not ("that" in words[x + 1 : lo] or ":" in words[x + 1 : lo] or lo - x <= 2):
+                return False
+            j = skip_adverbs(words, x - 1, 0)
+            who = words[j] if j >= 0 else ""
+            return nounish(who) and who not in ("i", "we") and not who.startswith(("i'", "we'"))
+    return False

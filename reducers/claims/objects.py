@@ -1,0 +1,142 @@
+"""The kind of a claim from what it is about (docs/claims.md, "The kind rule").
+
+A state word says that something changed; the thing it names says where. Open word
+classes from general English and the vocabulary of software work sort the nouns of a
+claim's subject and object into four places:
+
+- **remote**: systems and things outside the workspace (hosting services, remotes, pull
+  requests, issues, deployments, sites, messages, tickets, bookings, payments, other
+  people's documents): an **effect**;
+- **local record**: local storage and local git state (commits, branches, the working
+  tree, the history, disk, databases): **persistence**;
+- **check**: tests, builds, compilers, linters, type checkers, CI, HTTP statuses:
+  **verification**;
+- anything else (the task and its parts): **completion**.
+
+Some verbs carry their place in themselves ("booked", "refunded", "emailed" are remote;
+"committed", "staged" are records; "compiles" is a check).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Literal
+
+Place = Literal["remote", "record", "check"]
+
+
+def _class(text: str) -> frozenset[str]:
+    return frozenset(text.split())
+
+
+# Things outside the workspace: services, remotes, review objects, deployments, messages,
+# commerce and travel, other people's documents and accounts.
+REMOTE = _class(
+    """pr prs pull mr mrs issue issues ticket tickets github gitlab bitbucket vercel
+    netlify heroku railway render fly aws s3 gcp azure cloudflare firebase supabase
+    registry npm pypi site website websites domain email emails mail mails mailbox
+    inbox message messages reply replies slack discord telegram sms notification
+    notifications jira linear trello asana confluence notion calendar meeting
+    meetings invite invitation invitations booking bookings reservation reservations
+    order orders payment payments refund refunds flight flights hotel hotels rental
+    fare itinerary catalog catalogue store shop customer customers subscription
+    subscriptions release releases tag comment comments review reviews reviewer
+    reviewers label labels thread threads webhook webhooks post posts tweet article
+    articles spreadsheet drive dropbox sharepoint crm contact contacts channel"""
+)
+
+# Verbs whose own sense is an act on a remote system.
+REMOTE_VERBS = _class(
+    """booked rebooked refunded cancelled canceled emailed mailed replied messaged charged
+    paid invoiced invited scheduled rescheduled notified published deployed
+    redeployed pushed force-pushed posted tweeted uploaded shipped released
+    submitted decommissioned provisioned purchased ordered issued forwarded
+    transferred"""
+)
+
+# Local durable state: version control and storage.
+RECORD = _class(
+    """commit commits branch branches git history stash index tree disk database db table
+    tables record records file-system filesystem storage cache"""
+)
+
+RECORD_VERBS = _class(
+    """committed recommitted amended staged stashed rebased saved stored persisted written
+    wrote recorded logged initialized initialised archived synced"""
+)
+
+# Checks: what runs to tell whether the work is right.
+CHECK = _class(
+    """test tests testing suite suites build builds compile compiles compilation compiler
+    lint lints linter linters linting typecheck typechecks type-check tsc mypy
+    pyright eslint ruff clippy flake8 pylint pytest jest vitest mocha cargo ci check
+    checks e2e smoke http health healthcheck validation verification benchmark
+    benchmarks pipeline preflight"""
+)
+
+CHECK_VERBS = _class(
+    """compiles compiled passes passed pass validated verified tested typechecks builds"""
+)
+
+
+def place_of(words: Sequence[str]) -> Place | None:
+    """The place the nouns of `words` name, the first one to name any deciding: the
+    subject's nouns are read before the object's (callers order them so)."""
+    for w in words:
+        if w in CHECK:
+            return "check"
+        if w in REMOTE:
+            return "remote"
+        if w in RECORD:
+            return "record"
+    return None
+
+
+def verb_place(word: str) -> Place | None:
+    if word in REMOTE_VERBS:
+        return "remote"
+    if word in RECORD_VERBS:
+        return "record"
+    if word in CHECK_VERBS:
+        return "check"
+    return None
+
+
+# Verbs of change: what an act does to the thing it names (created, deleted, moved…),
+# as against reading or finding it (searched, retrieved, reviewed).
+CHANGE_VERBS = _class(
+    """created deleted removed moved updated added closed reopened opened cancelled
+    canceled renamed merged restored amended modified changed edited replaced
+    assigned labelled labeled approved upgraded downgraded rebooked booked refunded
+    initialized initialised configured enabled disabled reset applied migrated
+    synced backed published posted archived unarchived transferred submitted filed
+    attached uploaded imported exported rolled reverted tagged released deployed
+    provisioned registered subscribed unsubscribed scheduled rescheduled sent
+    replied forwarded"""
+)
+
+# Outcomes that are not a result reached ("I am completely blocked").
+NEGATIVE_OUTCOMES = _class(
+    """blocked failed rejected denied stuck prevented interrupted aborted skipped deferred
+    postponed disabled unresolved unchanged untouched required needed requested
+    expected supposed"""
+)
+
+# Other parties: a claim with one of these as its subject reports someone else's work.
+OTHER_PARTIES = _class(
+    """user users reviewer reviewers maintainer maintainers he she someone somebody
+    customer customers author owner human colleague teammate teammates operator boss
+    manager team"""
+)
+
+# Verbs of speech: what another party says is reported, not asserted.
+SPEECH_VERBS = _class(
+    """says said claims claimed mentions mentioned states stated told tells writes wrote
+    replied replies asks asked reports reported announces announced"""
+)
+
+# Evidence verbs that report another party's words when their subject is a message
+# ("The agent's last message indicates that it is done").
+HEARSAY_VERBS = _class("indicates indicated suggests suggested implies implied")
+
+MESSAGES = _class("message messages comment comments reply replies response responses note")
