@@ -46,6 +46,7 @@ COMMANDS: dict[str, str] = {
     "show": "outcomes.cli.show:show",
     "export": "outcomes.cli.export:export",
     "verify-bundle": "outcomes.cli.verify_bundle:verify_bundle",
+    "import": "outcomes.cli.import_cmd:import_",
 }
 
 

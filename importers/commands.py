@@ -1028,6 +1028,7 @@ _TOOL_EFFECTS: tuple[tuple[re.Pattern[str], str, str], ...] = (
         "message",
     ),
     (re.compile(r"(upload)"), "upload", "upload"),
+    (re.compile(r"(^|[._])commit$"), "write", "commit"),
 )
 
 
@@ -1069,6 +1070,13 @@ def tool_effect(
         text,
         re.M,
     )
+    if kind == "commit":  # a local commit the tool made: its receipt is the commit id
+        sha = re.search(r"\b[0-9a-f]{7,40}\b", text)
+        if sha and not failed:
+            return Effect("write", "git:commit", "completed", text[:300], sha.group(0), kind=kind)
+        return Effect(
+            "write", "git:commit", "failed" if failed else "unknown", text[:300], kind=kind
+        )
     if failed or error:
         line = error.group(0) if error else _last_lines(text)
         detail = next(

@@ -1,0 +1,112 @@
+"""One recorded agent run, read into a format-free list of steps.
+
+Every importer reads its format into a `Trace`: the messages and tool calls in the order
+the file records them, each with where it stands in the file. `outcomes.importers.derive`
+turns a trace into canonical events; nothing there knows a format.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Literal
+
+from outcomes.reducers.errors import OutcomesError
+
+Role = Literal["user", "assistant"]
+ToolKind = Literal["shell", "write", "edit", "delete", "read", "other"]
+
+
+class TraceUnreadable(OutcomesError):
+    """The file is not a trace of the format asked for (or of any known format).
+
+    Operators: check the path and `--format`; `outcomes import --help` lists the formats.
+    """
+
+
+@dataclass(frozen=True, slots=True)
+class Message:
+    """A user or assistant message. `final` marks a message the format itself records as
+    the run's closing answer (OpenHands' finish, a stream's `result`)."""
+
+    role: Role
+    text: str
+    at: int | None
+    where: str
+    final: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class ToolCall:
+    """One tool call and, when the trace has it, its result.
+
+    `kind` says what the call does to the workspace: `shell` runs `command`; `write`
+    writes the whole of `path` (`created` True for a new file, False for an overwrite,
+    None when the trace does not say); `edit` changes part of `path`; `delete` removes it.
+    `output` is None when the trace holds no result; `exit_code` None when it shows no
+    exit status; `failed` True/False when the tool reported its own error state.
+    """
+
+    call_id: str
+    tool: str
+    kind: ToolKind
+    where: str
+    at: int | None
+    command: str | None = None
+    path: str | None = None
+    created: bool | None = None
+    content: str | None = None
+    arguments: dict[str, object] = field(default_factory=dict)
+    output: str | None = None
+    exit_code: int | None = None
+    failed: bool | None = None
+    timed_out: bool = False
+    cwd: str | None = None
+    finished_at: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class FileChange:
+    """A change the trace states outright (aider's `Applied edit to`, a final patch)."""
+
+    path: str
+    change: Literal["added", "modified", "deleted"]
+    where: str
+    at: int | None
+
+
+@dataclass(frozen=True, slots=True)
+class Skipped:
+    """A record the importer could not map: where it is, and why."""
+
+    where: str
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
+class Finish:
+    """The agent stopped and handed back (end of a file, a Claude Code `Stop` hook): the
+    workspace is sealed, finalization requested, the last assistant message submitted."""
+
+    where: str
+    at: int | None
+
+
+Step = Message | ToolCall | FileChange | Finish
+
+
+@dataclass(frozen=True, slots=True)
+class Trace:
+    """A run as the file records it. `root` is the workspace directory when known
+    (paths under it are made relative); `final_inventory`, when the format records the
+    run's final diff against its base (mini-swe-agent's submission, OpenHands' git
+    patch), is that diff's change list and overrides what the steps imply for its paths."""
+
+    format: str
+    agent: str
+    path: str
+    steps: tuple[Step, ...]
+    root: str | None = None
+    started_at: int | None = None
+    final_inventory: tuple[FileChange, ...] | None = None
+    skipped: tuple[Skipped, ...] = ()
+    complete: bool = True

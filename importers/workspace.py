@@ -1,0 +1,302 @@
+"""The workspace inventory a run's steps imply: each path against the run's base.
+
+Fed by file tools (write, edit, delete), by the file operations of shell commands that
+succeeded (`rm`, `mv`, `cp`, `touch`, redirections, `sed -i`, `git mv/rm`), and by what
+git itself lists (`git status`, the mode lines of `git commit`). A path first seen being
+created counts as absent from the base; one first seen being edited, moved away or
+deleted counts as present in it. The inventory is the base comparison: a file created and
+removed again is not in it. Each path's digest is a hash of the changes the trace shows
+to it, so two inventories differ exactly where a file was touched in between.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import hashlib
+import posixpath
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from outcomes.importers.commands import Simple, split_command
+
+
+@dataclass(slots=True)
+class _Entry:
+    at_base: bool
+    exists: bool
+    history: str
+    directory: bool = False
+
+
+class Inventory:
+    """Mutable while a trace is read; `artifacts()` is the inventory at that moment."""
+
+    def __init__(self, root: str | None) -> None:
+        self.root = root.rstrip("/") if root else None
+        self._paths: dict[str, _Entry] = {}
+
+    # -- paths -------------------------------------------------------------------------
+
+    def relative(self, path: str, cwd: str | None = None) -> str:
+        """`path` relative to the workspace root when under it (else as given, absolute)."""
+        p = path.strip()
+        if p.startswith("~"):
+            return p
+        if not p.startswith("/"):
+            base = cwd or self.root
+            p = posixpath.normpath(posixpath.join(base, p)) if base else posixpath.normpath(p)
+        else:
+            p = posixpath.normpath(p)
+        if self.root and (p == self.root or p.startswith(self.root + "/")):
+            p = p[len(self.root) + 1 :] or "."
+        return p
+
+    def _touch(self, path: str, *, created: bool | None, exists: bool, note: str) -> None:
+        entry = self._paths.get(path)
+        if entry is None:
+            at_base = not created if created is not None else not exists
+            entry = _Entry(at_base=at_base, exists=exists, history="")
+            self._paths[path] = entry
+        entry.exists = exists
+        entry.history = hashlib.sha256(f"{entry.history}|{note}".encode()).hexdigest()
+
+    # -- what happened -----------------------------------------------------------------
+
+    def write(self, path: str, created: bool | None, note: str) -> None:
+        """A file was written whole or edited. `created`: was it new?"""
+        if path in self._paths and created is None:
+            created = not self._paths[path].at_base and not self._paths[path].exists
+        self._touch(path, created=created, exists=True, note=note)
+
+    def edit(self, path: str, note: str) -> None:
+        known = self._paths.get(path)
+        self._touch(path, created=None if known else False, exists=True, note=note)
+
+    def delete(self, path: str, note: str) -> None:
+        under = [p for p in self._paths if p.startswith(path.rstrip("/") + "/")]
+        for p in under:
+            self._touch(p, created=None, exists=False, note=note)
+        if path in self._paths or not under:
+            known = self._paths.get(path)
+            if known is None:
+                self._paths[path] = _Entry(at_base=True, exists=False, history="")
+            self._touch(path, created=None, exists=False, note=note)
+
+    def delete_directory(self, path: str, note: str) -> None:
+        """A directory removed whole: its known files, or the directory as `dir/`."""
+        d = path.rstrip("/")
+        under = [p for p in self._paths if p.startswith(d + "/")]
+        for p in under:
+            self._touch(p, created=None, exists=False, note=note)
+        if not any(self._paths[p].at_base for p in under):
+            key = d + "/"
+            if key not in self._paths:
+                self._paths[key] = _Entry(at_base=True, exists=False, history="", directory=True)
+            self._touch(key, created=None, exists=False, note=note)
+
+    def move(self, source: str, target: str, note: str) -> None:
+        under = [p for p in self._paths if p.startswith(source.rstrip("/") + "/")]
+        if under:
+            for p in under:
+                self.move(p, target.rstrip("/") + p[len(source.rstrip("/")) :], note)
+            return
+        self.delete(source, note)
+        self.write(target, None if target in self._paths else True, note)
+
+    def observed(self, path: str, change: str, note: str) -> None:
+        """What git lists for a path: `modified`, `deleted`, `added`."""
+        entry = self._paths.get(path)
+        if change == "modified":
+            if entry is None:
+                self._touch(path, created=False, exists=True, note=note)
+            elif not entry.exists:
+                entry.exists = True
+        elif change == "deleted":
+            if entry is None:
+                self._paths[path] = _Entry(at_base=True, exists=False, history="")
+            self._touch(path, created=None, exists=False, note=note)
+        elif change == "added" and (entry is None or not entry.exists):
+            self._touch(path, created=entry is None or not entry.at_base, exists=True, note=note)
+
+    def settle(self, final: Sequence[tuple[str, str]], note: str) -> None:
+        """The run's own final diff against its base: its paths take its change; other
+        relative paths (inside the repository it covers) are unchanged after all."""
+        listed = {path for path, _ in final}
+        for path in list(self._paths):
+            if not path.startswith(("/", "~")) and path not in listed:
+                del self._paths[path]
+        for path, change in final:
+            at_base = change != "added"
+            exists = change != "deleted"
+            old = self._paths.get(path)
+            history = old.history if old else ""
+            self._paths[path] = _Entry(at_base=at_base, exists=exists, history=history)
+            self._touch(path, created=None, exists=exists, note=note)
+
+    def known_files(self) -> list[str]:
+        return [p for p, e in self._paths.items() if e.exists and not e.directory]
+
+    # -- the inventory -----------------------------------------------------------------
+
+    def artifacts(self) -> list[dict[str, object]]:
+        out: list[dict[str, object]] = []
+        for path in sorted(self._paths):
+            e = self._paths[path]
+            if e.at_base and e.exists:
+                change = "modified"
+            elif e.at_base:
+                change = "deleted"
+            elif e.exists:
+                change = "added"
+            else:
+                continue  # created and removed again: not a change against the base
+            out.append(
+                {
+                    "path": path,
+                    "change": change,
+                    "digest": None if change == "deleted" else f"trace:{e.history[:32]}",
+                    "renamed_from": None,
+                    "verification_sensitive": True,
+                }
+            )
+        return out
+
+    def fingerprint(self) -> str:
+        return hashlib.sha256(repr(self.artifacts()).encode()).hexdigest()[:16]
+
+    # -- shell commands ----------------------------------------------------------------
+
+    def apply_shell(self, command: str, output: str | None, cwd: str | None, note: str) -> None:
+        """Apply the file operations of a command line that ran without an error."""
+        here = cwd
+        for simple in split_command(command):
+            if simple.program == "cd" and len(simple.words) > 1:
+                here = posixpath.normpath(posixpath.join(here or self.root or "/", simple.words[1]))
+                continue
+            self._apply_simple(simple, here, note)
+        if output:
+            self.apply_git_listing(command, output, note)
+
+    def _paths_of(self, words: list[str], cwd: str | None) -> list[str]:
+        out: list[str] = []
+        for w in words:
+            if w.startswith("-") or not w or "$" in w:
+                continue
+            rel = self.relative(w, cwd)
+            if any(ch in w for ch in "*?["):
+                out.extend(p for p in self.known_files() if fnmatch.fnmatch(p, rel))
+            else:
+                out.append(rel)
+        return out
+
+    def _apply_simple(self, simple: Simple, cwd: str | None, note: str) -> None:
+        w = list(simple.words)
+        prog = simple.program
+        for target in simple.writes:
+            if "$" not in target:
+                self.write(self.relative(target, cwd), None, note)
+        if prog == "git" and len(w) > 1 and w[1] in {"mv", "rm"}:
+            prog, w = w[1], w[1:]
+            if prog == "rm" and "--cached" in w:
+                return
+        flags = {a for a in w[1:] if a.startswith("-")}
+        if prog == "rm":
+            recursive = any(re.fullmatch(r"-\w*[rR]\w*|--recursive", f) for f in flags)
+            for p in self._paths_of(w[1:], cwd):
+                if recursive or p.endswith("/"):
+                    self.delete_directory(p, note)
+                else:
+                    self.delete(p, note)
+        elif prog == "rmdir":
+            return
+        elif prog in {"mv", "cp"}:
+            args = [a for a in w[1:] if not a.startswith("-")]
+            if len(args) < 2:
+                return
+            dest = self.relative(args[-1], cwd)
+            sources = self._paths_of(args[:-1], cwd)
+            into = (
+                len(args) > 2
+                or args[-1].endswith("/")
+                or any(ch in a for a in args[:-1] for ch in "*?")
+            )
+            for s in sources:
+                target = posixpath.join(dest, posixpath.basename(s)) if into else dest
+                if prog == "mv":
+                    self.move(s, target, note)
+                else:
+                    self.write(target, None, note)
+        elif prog == "touch":
+            for p in self._paths_of(w[1:], cwd):
+                if p not in self._paths or not self._paths[p].exists:
+                    self.write(p, None, note)
+        elif prog == "tee":
+            for p in self._paths_of(w[1:], cwd):
+                self.write(p, None, note)
+        elif prog in {"sed", "perl"} and any(
+            f.startswith("-i") or f == "--in-place" for f in flags
+        ):
+            args = [a for a in w[1:] if not a.startswith("-")]
+            if prog == "sed" and not any(f in {"-e", "--expression"} for f in flags):
+                args = args[1:]  # the script
+            for p in self._paths_of(args, cwd):
+                self.edit(p, note)
+
+    _STATUS_LONG = re.compile(
+        r"^\s+(modified|deleted|new file|renamed):\s+(.+?)(?: -> (.+))?\s*$", re.M
+    )
+    _STATUS_SHORT = re.compile(r"^([ MADRCU?]{2}) (.+?)(?: -> (.+))?$", re.M)
+    _MODE = re.compile(r"^ (create|delete) mode \d+ (.+)$", re.M)
+    _RENAME = re.compile(r"^ rename (.+) \(\d+%\)$", re.M)
+
+    def apply_git_listing(self, command: str, output: str, note: str) -> None:
+        """What `git status` and `git commit` print about paths."""
+        simples = split_command(command)
+        gits = [s.words[1] for s in simples if s.program == "git" and len(s.words) > 1]
+        if "status" in gits:
+            short = any(
+                "--short" in s.words or "-s" in s.words or "--porcelain" in s.words for s in simples
+            )
+            if short:
+                for m in self._STATUS_SHORT.finditer(output):
+                    code, path, renamed = m.group(1), m.group(2), m.group(3)
+                    if "?" in code:
+                        continue
+                    if "R" in code and renamed:
+                        self.observed(self.relative(path), "deleted", note)
+                        self.observed(self.relative(renamed), "added", note)
+                    elif "D" in code:
+                        self.observed(self.relative(path), "deleted", note)
+                    elif "A" in code:
+                        self.observed(self.relative(path), "added", note)
+                    elif "M" in code:
+                        self.observed(self.relative(path), "modified", note)
+            else:
+                for m in self._STATUS_LONG.finditer(output):
+                    what, path, renamed = m.group(1), m.group(2), m.group(3)
+                    if what == "renamed" and renamed:
+                        self.observed(self.relative(path), "deleted", note)
+                        self.observed(self.relative(renamed), "added", note)
+                    elif what == "new file":
+                        self.observed(self.relative(path), "added", note)
+                    else:
+                        self.observed(self.relative(path), what, note)
+        if "commit" in gits:
+            for m in self._MODE.finditer(output):
+                change = "added" if m.group(1) == "create" else "deleted"
+                self.observed(self.relative(m.group(2)), change, note)
+            for m in self._RENAME.finditer(output):
+                source, target = _expand_rename(m.group(1))
+                self.observed(self.relative(source), "deleted", note)
+                self.observed(self.relative(target), "added", note)
+
+
+def _expand_rename(text: str) -> tuple[str, str]:
+    """`{a => b}/x.ts` or `a/x => b/x` as its two paths."""
+    m = re.match(r"^(.*)\{(.*) => (.*)\}(.*)$", text)
+    if m:
+        pre, a, b, post = m.groups()
+        return posixpath.normpath(pre + a + post), posixpath.normpath(pre + b + post)
+    a, _, b = text.partition(" => ")
+    return a.strip(), b.strip()
