@@ -1,0 +1,453 @@
+"""The OTLP receiver without a broker: GenAI spans made by the real opentelemetry-sdk,
+mapped to canonical events (what each span shows, and no more), and the OTLP/HTTP
+protocol in both encodings, with bad input refused in one line.
+"""
+
+from __future__ import annotations
+
+import gzip
+import json
+import threading
+import urllib.error
+import urllib.request
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+from typing import Any
+
+import orjson
+import pytest
+from google.protobuf import json_format
+from google.rpc.status_pb2 import Status
+from opentelemetry.exporter.otlp.proto.http import Compression
+from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
+from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
+    ExportTraceServiceRequest,
+    ExportTraceServiceResponse,
+)
+from opentelemetry.sdk.trace.export import SpanExportResult
+from opentelemetry.trace import Status as SpanStatus
+from opentelemetry.trace import StatusCode
+
+from outcomes.common.errors import DeliveryError, FailedDelivery
+from outcomes.importers.otlp import map_request
+from outcomes.importers.otlp_http import parse_json
+from outcomes.importers.otlp_server import Answer, Receiver, make_server
+from outcomes.reducers.validate import parse_event
+from tests.cli_support import outcomes
+from tests.test_otlp_support import Recorder, otlp_json
+
+PYTEST_OK = "....\n4 passed in 0.12s\n"
+PYTEST_FAILED = "..F.\n=== 1 failed, 3 passed in 0.31s ===\n"
+GO_OK = ("pass", 1, "suite")  # go prints no count without -v: the runner's success
+
+
+def events_of(request: ExportTraceServiceRequest) -> list[dict[str, Any]]:
+    mapped = map_request(request)
+    for event in mapped.events:
+        parse_event(event)  # every event is canonical (SPEC 2)
+    return mapped.events
+
+
+def by_type(events: list[dict[str, Any]], kind: str) -> list[dict[str, Any]]:
+    return [e for e in events if e["type"] == kind]
+
+
+def one_run() -> Recorder:
+    """An agent run: a model call, a passing pytest run, a failing fetch, the answer."""
+    recorder = Recorder()
+    with recorder.agent("Fix the retry bug in src/retry.py", "Fixed the bug; all tests pass."):
+        with recorder.span("chat gpt-5", **{"gen_ai.operation.name": "chat"}):
+            pass
+        recorder.tool("bash", {"command": "python -m pytest -q"}, PYTEST_OK, call_id="call_1")
+        recorder.tool("fetch", {"url": "https://example.org"}, error="TimeoutError")
+    return recorder
+
+
+# -- mapping ---------------------------------------------------------------------------
+
+
+def test_an_agent_span_starts_states_narrates_and_finalizes_the_run() -> None:
+    events = events_of(one_run().request())
+    runs = {e["run_id"] for e in events}
+    assert len(runs) == 1 and runs.pop().startswith("otlp-")
+    (started,) = by_type(events, "run.started")
+    assert started["agent"] == "coder" and started["requested_by"] == "unknown"
+    assert started["source"] == "otlp:test-agent"
+    (goal,) = by_type(events, "goal.revised")
+    assert goal["authored_by"] == "user" and goal["deliverables"] == []
+    (narrative,) = by_type(events, "narrative.submitted")
+    assert narrative["text"] == "Fixed the bug; all tests pass."
+    (finalize,) = by_type(events, "finalize.requested")
+    assert finalize["candidate_snapshot"] is None
+    assert finalize["occurred_at"] >= narrative["occurred_at"] >= started["occurred_at"]
+    assert len(by_type(events, "inference.started")) == 1
+
+
+def test_a_tool_span_is_an_action_whose_outcome_is_the_span_status() -> None:
+    events = events_of(one_run().request())
+    finished = {e["tool"]: e for e in by_type(events, "tool.finished")}
+    assert finished["bash"]["action_id"] == "call_1"  # gen_ai.tool.call.id
+    assert finished["bash"]["outcome"] == "succeeded"
+    assert finished["fetch"]["outcome"] == "failed"
+    assert finished["fetch"]["error_class"] == "TimeoutError"
+    assert finished["fetch"]["action_id"].startswith("otlp-")  # no call id: the span's
+    started = {e["action_id"] for e in by_type(events, "tool.started")}
+    assert started == {e["action_id"] for e in finished.values()}
+
+
+def test_an_error_status_without_error_type_still_fails_the_tool() -> None:
+    recorder = Recorder()
+    attributes = {"gen_ai.operation.name": "execute_tool", "gen_ai.tool.name": "write"}
+    with recorder.span("execute_tool write", **attributes) as span:
+        span.set_status(SpanStatus(StatusCode.ERROR, "disk full"))
+    (finished,) = by_type(events_of(recorder.request()), "tool.finished")
+    assert (finished["outcome"], finished["error_class"]) == ("failed", "error")
+
+
+@pytest.mark.parametrize(
+    ("command", "result", "expected"),
+    [
+        ("python -m pytest -q", PYTEST_OK, ("pass", 4, "suite")),
+        ("pytest tests/test_retry.py", PYTEST_FAILED, ("fail", 4, "focused")),
+        ("cd repo && cargo test", "test result: ok. 7 passed; 0 failed;", ("pass", 7, "suite")),
+        ("npx jest", "Tests:       2 failed, 5 passed, 7 total", ("fail", 7, "suite")),
+        ("go test", {"stdout": "ok  \texample.com/x\t0.1s\n", "exit_code": 0}, GO_OK),
+        ("make test", {"output": "...", "exit_code": 2}, ("fail", 0, "suite")),
+        ("ruff check .", "All checks passed!\n", ("pass", 1, "suite")),
+        ("mypy src", "Found 3 errors in 2 files (checked 9 source files)", ("fail", 0, "suite")),
+        # A result that shows neither a summary nor the exit status: the check's outcome
+        # is unknown, and says so.
+        ("pytest -q", "collecting ... (output cut)", ("indeterminate", 0, "suite")),
+    ],
+)  # fmt: skip
+def test_a_check_command_gets_a_receipt_from_the_runners_summary_or_exit_status(
+    command: str, result: Any, expected: tuple[str, int, str]
+) -> None:
+    recorder = Recorder()
+    recorder.tool("run_command", {"command": command}, result)
+    (receipt,) = by_type(events_of(recorder.request()), "verification.receipt")
+    assert (receipt["result"], receipt["tests_executed"], receipt["scope"]) == expected
+    assert receipt["command"] == command
+
+
+@pytest.mark.parametrize(
+    ("tool", "arguments", "result"),
+    [
+        ("bash", {"command": "pytest -q"}, None),  # no result recorded: unknown
+        ("bash", {"command": "git status"}, {"stdout": "clean", "exit_code": 0}),  # no check
+        ("bash", {"command": "ls -la"}, "total 0"),
+        ("search", {"command": "pytest -q"}, PYTEST_OK),  # not a shell tool
+        ("bash", None, PYTEST_OK),  # the arguments show no command
+    ],
+)
+def test_no_receipt_when_the_span_does_not_show_a_checks_result(
+    tool: str, arguments: Any, result: Any
+) -> None:
+    recorder = Recorder()
+    recorder.tool(tool, arguments, result)
+    events = events_of(recorder.request())
+    assert by_type(events, "verification.receipt") == []
+    assert len(by_type(events, "tool.finished")) == 1  # the action is still recorded
+
+
+def test_the_same_span_always_gives_the_same_event_ids() -> None:
+    recorder = one_run()
+    first, again = events_of(recorder.request()), events_of(recorder.request())
+    assert first == again
+    ids = [e["event_id"] for e in first]
+    assert len(set(ids)) == len(ids)
+    # Encoded through JSON and back: still the same events.
+    assert events_of(parse_json(otlp_json(recorder.request()))) == first
+
+
+def test_the_resource_can_name_the_run() -> None:
+    recorder = Recorder({"outcomes.run_id": "task-42"})
+    recorder.tool("bash", {"command": "ls"}, "x")
+    assert {e["run_id"] for e in events_of(recorder.request())} == {"task-42"}
+
+
+def test_an_agent_span_shows_only_what_it_has() -> None:
+    recorder = Recorder()
+    with recorder.agent(None, None):
+        pass
+    events = events_of(recorder.request())
+    assert [e["type"] for e in events] == ["run.started", "finalize.requested"]
+
+
+@pytest.mark.parametrize(
+    ("error", "kind"), [("TimeoutError", "run.interrupted"), ("CancelledError", "run.cancelled")]
+)
+def test_an_agent_span_that_failed_interrupts_the_run(error: str, kind: str) -> None:
+    recorder = Recorder()
+    with recorder.agent("Do it", None) as span:
+        span.set_attribute("error.type", error)
+        span.set_status(SpanStatus(StatusCode.ERROR, "gave up"))
+    events = events_of(recorder.request())
+    (end,) = by_type(events, kind)
+    assert end["reason"] == f"{error}: gave up"
+    assert by_type(events, "finalize.requested") == []
+
+
+def test_spans_that_cannot_be_mapped_are_rejected_with_a_reason() -> None:
+    recorder = Recorder()
+    with recorder.span("GET /health"):
+        pass
+    with recorder.span("embeddings x", **{"gen_ai.operation.name": "embeddings"}):
+        pass
+    with recorder.span("execute_tool", **{"gen_ai.operation.name": "execute_tool"}):
+        pass
+    mapped = map_request(recorder.request())
+    assert mapped.events == [] and mapped.spans == 3
+    reasons = sorted(r.reason for r in mapped.rejections)
+    assert reasons == [
+        "execute_tool span without gen_ai.tool.name",
+        "not a GenAI span (no gen_ai.operation.name, OpenInference or OpenLLMetry kind)",
+        "operation 'embeddings' has no outcome event",
+    ]
+
+
+def test_openinference_and_openllmetry_spans() -> None:
+    recorder = Recorder()
+    with recorder.span(
+        "agent", **{"openinference.span.kind": "AGENT", "input.value": "Rename the module",
+                    "output.value": "Renamed it."}
+    ):  # fmt: skip
+        with recorder.span(
+            "shell", **{"openinference.span.kind": "TOOL", "tool.name": "shell",
+                        "input.value": json.dumps({"command": "pytest"}), "output.value": PYTEST_OK}
+        ):  # fmt: skip
+            pass
+        with recorder.span(
+            "lint.tool", **{"traceloop.span.kind": "tool", "traceloop.entity.name": "run_cmd",
+                            "traceloop.entity.input": json.dumps({"cmd": "ruff check ."}),
+                            "traceloop.entity.output": json.dumps("Found 2 errors.")}
+        ):  # fmt: skip
+            pass
+        with recorder.span("openai.chat", **{"llm.request.type": "chat"}):
+            pass
+    events = events_of(recorder.request())
+    assert [e["text"] for e in by_type(events, "narrative.submitted")] == ["Renamed it."]
+    assert len(by_type(events, "goal.revised")) == 1
+    receipts = {e["label"]: e["result"] for e in by_type(events, "verification.receipt")}
+    assert receipts == {"pytest": "pass", "ruff check .": "fail"}
+    assert len(by_type(events, "inference.started")) == 1
+
+
+def test_the_account_from_the_spans(tmp_path: Path) -> None:
+    """Replayed, the events give the account the spans show: the run is complete, the
+    pytest check passes, the failed fetch is a failed action, the narrative's claims are
+    supported."""
+    events = events_of(one_run().request())
+    path = tmp_path / "events.jsonl"
+    path.write_bytes(b"".join(orjson.dumps(e) + b"\n" for e in events))
+    out = tmp_path / "records.jsonl"
+    proc = outcomes("replay", str(path), "--out", str(out))
+    assert proc.returncode == 0, proc.stderr
+    records = [orjson.loads(line) for line in out.read_bytes().splitlines()]
+    assert not [r for r in records if r["record"] == "dead_letter"]
+    account = [r for r in records if r["record"] == "account_revision"][-1]
+    assert account["status"] == "complete"
+    assert [(c["label"], c["state"]) for c in account["checks"]] == [("pytest -q", "passing")]
+    assert sorted(a["outcome"] for a in account["actions"]) == ["failed", "succeeded"]
+    current: dict[str, str] = {}
+    for verdict in (r for r in records if r["record"] == "claim_verdict"):
+        current[verdict["claim_id"]] = verdict["verdict"]
+    assert sorted(current.values()) == ["supported", "supported"]
+
+
+# -- OTLP/HTTP -------------------------------------------------------------------------
+
+
+class Sink:
+    """Records what the receiver publishes; `fail` makes the next flush fail."""
+
+    def __init__(self) -> None:
+        self.events: list[Mapping[str, Any]] = []
+        self.fail = False
+
+    def publish(self, event: Mapping[str, Any]) -> str:
+        self.events.append(event)
+        return str(event["event_id"])
+
+    def flush(self, timeout: float | None = None) -> None:
+        if self.fail:
+            raise DeliveryError([FailedDelivery("x", "outcomes.tool.v1", "broker down")])
+
+
+def response(answer: Answer, encoding: str = "protobuf") -> ExportTraceServiceResponse:
+    assert answer.status == 200, answer.body
+    message = ExportTraceServiceResponse()
+    if encoding == "protobuf":
+        assert answer.content_type == "application/x-protobuf"
+        message.ParseFromString(answer.body)
+    else:
+        assert answer.content_type == "application/json"
+        json_format.Parse(answer.body, message)
+    return message
+
+
+def refusal_line(answer: Answer) -> str:
+    status = Status()
+    if answer.content_type == "application/json":
+        json_format.Parse(answer.body, status)
+    else:
+        status.ParseFromString(answer.body)
+    assert status.message and "\n" not in status.message
+    return status.message
+
+
+def mixed_request() -> ExportTraceServiceRequest:
+    recorder = one_run()
+    with recorder.span("GET /health"):
+        pass
+    return recorder.request()
+
+
+def test_protobuf_and_json_give_the_same_events_and_a_partial_success() -> None:
+    request = mixed_request()
+    answers = {}
+    sinks = {}
+    for encoding, body, content_type in (
+        ("protobuf", request.SerializeToString(), "application/x-protobuf"),
+        ("json", otlp_json(request), "application/json; charset=utf-8"),
+    ):
+        sinks[encoding] = Sink()
+        answers[encoding] = response(
+            Receiver(sinks[encoding], log=lambda line: None).handle(body, content_type, None),
+            encoding,
+        )
+    assert sinks["protobuf"].events == sinks["json"].events == events_of(request)
+    for answer in answers.values():
+        assert answer.partial_success.rejected_spans == 1
+        assert "1 span(s) not mapped: 1 x not a GenAI span" in answer.partial_success.error_message
+        assert "'GET /health'" in answer.partial_success.error_message
+
+
+def test_a_fully_mapped_request_has_no_partial_success() -> None:
+    sink = Sink()
+    answer = Receiver(sink).handle(
+        one_run().request().SerializeToString(), "application/x-protobuf", None
+    )
+    assert not response(answer).HasField("partial_success")
+    assert len(sink.events) == len(events_of(one_run().request()))
+
+
+def test_gzip_bodies_are_accepted() -> None:
+    request = one_run().request()
+    sink = Sink()
+    body = gzip.compress(request.SerializeToString())
+    response(Receiver(sink).handle(body, "application/x-protobuf", "gzip"))
+    assert sink.events == events_of(request)
+
+
+@pytest.mark.parametrize(
+    ("body", "content_type", "encoding", "status", "says"),
+    [
+        (b"\x0a\x05garbage", "application/x-protobuf", None, 400, "undecodable protobuf"),
+        (b"{not json", "application/json", None, 400, "invalid JSON"),
+        (b"[1, 2]", "application/json", None, 400, "not an object"),
+        (b'{"resourceSpans": [{"scopeSpans": [{"spans": [{"traceId": "zz"}]}]}]}',
+         "application/json", None, 400, "not a hex string"),
+        (b'{"resourceSpans": 3}', "application/json", None, 400, "not an OTLP/JSON"),
+        (b"hello", "text/plain", None, 415, "unsupported Content-Type text/plain"),
+        (b"", None, None, 415, "unsupported Content-Type none"),
+        (b"x", "application/x-protobuf", "br", 415, "unsupported Content-Encoding br"),
+        (b"not gzip", "application/x-protobuf", "gzip", 400, "invalid gzip body"),
+        (gzip.compress(b"x" * 5000), "application/x-protobuf", "gzip", 413, "once decompressed"),
+    ],
+)  # fmt: skip
+def test_bad_requests_are_refused_in_one_line(
+    body: bytes, content_type: str | None, encoding: str | None, status: int, says: str
+) -> None:
+    sink = Sink()
+    logged: list[str] = []
+    receiver = Receiver(sink, max_body_bytes=4096, log=logged.append)
+    answer = receiver.handle(body, content_type, encoding)
+    assert answer.status == status
+    assert says in refusal_line(answer)
+    assert sink.events == []
+    assert logged and says in logged[0]
+    assert receiver.counters.refused_requests == 1
+
+
+def test_an_undelivered_request_is_503_and_its_retry_publishes_the_same_ids() -> None:
+    body = one_run().request().SerializeToString()
+    sink = Sink()
+    sink.fail = True
+    receiver = Receiver(sink, log=lambda line: None)
+    answer = receiver.handle(body, "application/x-protobuf", None)
+    assert answer.status == 503 and ("Retry-After", "5") in answer.headers
+    assert "broker down" in refusal_line(answer)
+    failed = [e["event_id"] for e in sink.events]
+    sink.fail = False
+    sink.events.clear()
+    response(receiver.handle(body, "application/x-protobuf", None))
+    assert [e["event_id"] for e in sink.events] == failed
+
+
+def test_a_span_whose_event_is_too_large_is_rejected_whole() -> None:
+    recorder = Recorder()
+    with recorder.agent("Summarize", "x" * 70_000):
+        pass
+    recorder.tool("bash", {"command": "ls"}, "ok")
+    sink = Sink()
+    answer = response(Receiver(sink, log=lambda line: None).handle(
+        recorder.request().SerializeToString(), "application/x-protobuf", None
+    ))  # fmt: skip
+    assert answer.partial_success.rejected_spans == 1
+    assert (
+        "narrative.submitted event is invalid (too_large)" in answer.partial_success.error_message
+    )
+    assert {e["type"] for e in sink.events} == {"tool.started", "tool.finished"}
+
+
+# -- a real HTTP server and the real exporter ------------------------------------------
+
+
+@pytest.fixture
+def served() -> Iterator[tuple[str, Sink]]:
+    sink = Sink()
+    server = make_server(Receiver(sink, log=lambda line: None), "127.0.0.1", 0)
+    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05})
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}", sink
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join(10)
+
+
+@pytest.mark.parametrize("compression", [Compression.NoCompression, Compression.Gzip])
+def test_the_opentelemetry_exporter_exports_to_the_receiver(
+    served: tuple[str, Sink], compression: Compression
+) -> None:
+    url, sink = served
+    recorder = one_run()
+    exporter = OTLPSpanExporter(endpoint=f"{url}/v1/traces", compression=compression, timeout=10)
+    try:
+        assert exporter.export(recorder.finished()) == SpanExportResult.SUCCESS
+    finally:
+        exporter.shutdown()
+    assert sink.events == events_of(recorder.request())
+
+
+def test_json_over_http_and_wrong_requests(served: tuple[str, Sink]) -> None:
+    url, sink = served
+    body = otlp_json(one_run().request())
+    post = urllib.request.Request(
+        f"{url}/v1/traces", body, {"Content-Type": "application/json"}, method="POST"
+    )
+    with urllib.request.urlopen(post, timeout=10) as answer:
+        assert answer.status == 200
+        assert answer.headers["Content-Type"] == "application/json"
+        assert orjson.loads(answer.read()) == {}
+    assert len(sink.events) == len(events_of(one_run().request()))
+    for request, status in (
+        (urllib.request.Request(f"{url}/v1/traces", method="GET"), 405),
+        (urllib.request.Request(f"{url}/v1/metrics", b"x", method="POST"), 404),
+        (urllib.request.Request(f"{url}/v1/traces", b"x", {"Content-Type": "text/csv"}), 415),
+    ):
+        with pytest.raises(urllib.error.HTTPError) as refused:
+            urllib.request.urlopen(request, timeout=10)
+        assert refused.value.code == status
