@@ -80,7 +80,7 @@ def unreadable(path: Path, fmt: str, why: str) -> TraceUnreadable:
 
 def obj(value: object) -> dict[str, Any]:
     """`value` if it is a JSON object, else an empty one."""
-    return obj(value)
+    return value if isinstance(value, dict) else {}
 
 
 def role(value: object) -> Role:
