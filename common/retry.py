@@ -6,6 +6,7 @@ The one way the project waits and retries (docs/decisions.md, "Retries and deadl
   all of `min(cap, base * factor**n)`), or fixed (`Backoff.fixed`);
 - `Deadline`: a point on a monotonic clock, and how much time is left before it;
 - `wait_for`: call a check until it yields a value, or raise once the deadline passes;
+  `poll_until`: the same, answering whether the condition came true instead of raising;
 - `retry`: call a function until it returns, retrying the exceptions a predicate
   accepts, within a number of attempts and/or a deadline.
 
@@ -116,6 +117,34 @@ def wait_for(
         if deadline.expired:
             raise error(what() if callable(what) else what)
         sleep(min(interval, deadline.remaining))
+
+
+def poll_until(
+    condition: Callable[[], bool],
+    *,
+    timeout: float,
+    interval: float = 0.1,
+    clock: Clock | None = None,
+    sleep: Sleep | None = None,
+) -> bool:
+    """True as soon as `condition()` is true (checked every `interval` seconds, and once
+    more at the deadline); False if it is still false after `timeout` seconds."""
+    try:
+        return wait_for(
+            lambda: condition() or None,
+            timeout=timeout,
+            interval=interval,
+            what="",
+            error=_NotYet,
+            clock=clock,
+            sleep=sleep,
+        )
+    except _NotYet:
+        return False
+
+
+class _NotYet(Exception):
+    pass
 
 
 class Retrying(NamedTuple):

@@ -24,10 +24,11 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import TracebackType
-from typing import IO, Any
+from typing import IO, Any, Final
 
 import orjson
 
+from outcomes.common.retry import Deadline
 from outcomes.common.settings import Settings
 from outcomes.devtools import devstack
 from outcomes.devtools.loadgen import (
@@ -361,6 +362,14 @@ _STATUS_STYLE = {
 _STATE_STYLE = {"satisfied": "green", "unsatisfied": "red", "indeterminate": "cyan"}
 
 
+NOT_RECORDED: Final = "not recorded"
+
+
+def _shown(value: object) -> str:
+    """A field as the panel prints it: a value the run did not record says so."""
+    return NOT_RECORDED if value is None else str(value)
+
+
 def account_panel(account: Mapping[str, Any]) -> Any:
     """One account revision as a readable rich panel (status, predicates, checks, ...)."""
     from rich.console import Group
@@ -379,11 +388,11 @@ def account_panel(account: Mapping[str, Any]) -> Any:
     if account.get("supersedes"):
         head.append(f" (supersedes {account['supersedes']})", style="dim")
     head.append("\ngoal revision ", style="dim")
-    head.append(str(account.get("goal_revision")))
+    head.append(_shown(account.get("goal_revision")))
     head.append("   candidate ", style="dim")
-    head.append(str(account.get("candidate_snapshot")))
+    head.append(_shown(account.get("candidate_snapshot")))
     dims = account.get("dimensions") or {}
-    head.append("\n" + "   ".join(f"{k}={v}" for k, v in dims.items()), style="dim")
+    head.append("\n" + "   ".join(f"{k}={_shown(v)}" for k, v in dims.items()), style="dim")
 
     parts: list[Any] = [head]
 
@@ -409,9 +418,9 @@ def account_panel(account: Mapping[str, Any]) -> Any:
             checks.add_row(
                 str(c["label"]),
                 str(c["state"]),
-                str(c.get("result")),
-                str(c.get("tests_executed")),
-                str(c.get("candidate_snapshot")),
+                _shown(c.get("result")),
+                _shown(c.get("tests_executed")),
+                _shown(c.get("candidate_snapshot")),
             )
         parts.append(checks)
     if account.get("effects"):
@@ -419,7 +428,7 @@ def account_panel(account: Mapping[str, Any]) -> Any:
         for e in account["effects"]:
             effects.add_row(
                 str(e["intent_id"]),
-                str(e.get("effect_class")),
+                _shown(e.get("effect_class")),
                 str(e["state"]),
                 ", ".join(e.get("receipts", [])) or "-",
                 "yes" if e.get("unresolved") else "no",
@@ -562,15 +571,15 @@ def _wait_child(
     tick: Callable[[], None],
     what: str,
 ) -> None:
-    deadline = time.monotonic() + timeout
-    last_tick = 0.0
+    deadline = Deadline(timeout)
+    next_tick = Deadline(0.0)
     while child.poll() is None:
-        if time.monotonic() > deadline:
+        if deadline.expired:
             child.stop()
             raise DemoError(f"{what} did not finish within {timeout:.0f} s (log: {child.log_path})")
-        if time.monotonic() - last_tick >= 0.5:
+        if next_tick.expired:
             tick()
-            last_tick = time.monotonic()
+            next_tick = Deadline(0.5)
         time.sleep(0.1)
     tick()
     code = child.poll()

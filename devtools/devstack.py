@@ -26,6 +26,7 @@ from dataclasses import asdict, dataclass
 from importlib import resources
 from pathlib import Path
 
+from outcomes.common.retry import poll_until, wait_for
 from outcomes.common.settings import Settings
 from outcomes.reducers.errors import OutcomesError
 from outcomes.streams.acls import IDENTITIES, acl_table, apply_acls, apply_scram_users
@@ -482,7 +483,7 @@ def is_alive(node: RunningNode) -> bool:
     # An exec'ing (the java launcher re-execs itself) or exiting process briefly shows
     # an empty command line: look again for a moment before deciding.
     for _ in range(20):
-        if _gone(node.pid):
+        if gone(node.pid):
             return False
         cmdline = _cmdline(node.pid)
         if cmdline:
@@ -498,8 +499,14 @@ def is_alive(node: RunningNode) -> bool:
     return node.proc_start is None or _proc_start(node.pid) == node.proc_start
 
 
-def _gone(pid: int) -> bool:
-    """True once the process has fully exited (its sockets closed), zombie or not."""
+def gone(pid: int) -> bool:
+    """True once the process has fully exited, reaped if it is our child.
+
+    A zombie counts as gone only when no thread of it runs any more: when a process
+    exits, its first thread may turn zombie while the others are still being torn down
+    (seen with the JVM: `State: Z` with `Threads: 2`, and waitpid not yet able to reap
+    it), and until they are, its sockets stay open and `/proc/<pid>` stays.
+    """
     _reap(pid)
     try:
         os.kill(pid, 0)
@@ -515,6 +522,9 @@ def _gone(pid: int) -> bool:
         return True  # vanished between the two checks
     if re.search(r"^State:\s+Z", status, re.MULTILINE) is None:
         return False
+    threads = re.search(r"^Threads:\s+(\d+)", status, re.MULTILINE)
+    if threads is not None and int(threads.group(1)) > 1:
+        return False  # its other threads are still exiting
     # It exited after the first `_reap`: collect it now if it is our child, so that
     # nothing of it is left once `down` returns (a test checks /proc right after).
     _reap(pid)
@@ -782,50 +792,75 @@ def min_heap(heap: str) -> str:
 
 
 def _wait_ready(stack: Stack, timeout: float, conf: dict[str, str] | None = None) -> None:
-    deadline = time.monotonic() + timeout
-    while True:
+    seen: list[tuple[int, int] | None] = [None]
+
+    def ready() -> bool:
         for node in stack.nodes:
-            if _gone(node.pid):
+            if gone(node.pid):
                 raise DevStackError(
                     f"Kafka node {node.node_id} (pid {node.pid}) exited during startup: "
                     f"{_log_tail(Path(node.log_dir))} (logs: {node.log_dir})"
                 )
         # Answering is not enough: every partition's end offset must be readable.
-        health = cluster_health(stack.bootstrap, timeout=2.0, conf=conf)
-        if health == (len(stack.nodes), 0):
-            return
-        if time.monotonic() > deadline:
-            raise DevStackError(
-                f"Kafka at {stack.bootstrap} did not answer metadata requests with "
-                f"{len(stack.nodes)} broker(s) and every partition's end offset readable within "
-                f"{timeout:.0f} s (seen: {health}; logs: {stack.nodes[0].log_dir})"
-            )
-        time.sleep(0.3)
+        seen[0] = cluster_health(stack.bootstrap, timeout=2.0, conf=conf)
+        return seen[0] == (len(stack.nodes), 0)
+
+    wait_for(
+        ready,
+        timeout=timeout,
+        interval=0.3,
+        what=lambda: (
+            f"Kafka at {stack.bootstrap} did not answer metadata requests with "
+            f"{len(stack.nodes)} broker(s) and every partition's end offset readable within "
+            f"{timeout:.0f} s (seen: {seen[0]}; logs: {stack.nodes[0].log_dir})"
+        ),
+        error=DevStackError,
+    )
+
+
+def _still_ours(node: RunningNode) -> bool:
+    """Whether the node's PID is still the process `up` started, also while it exits
+    (its command line is gone then, its start time is not)."""
+    started = _proc_start(node.pid)
+    if node.proc_start is not None and started is not None:
+        return started == node.proc_start
+    return is_alive(node)
 
 
 def _stop(stack: Stack, echo: Echo) -> list[int]:
-    """Send SIGTERM to the stack's live nodes, SIGKILL after STOP_TIMEOUT_S; return PIDs stopped."""
+    """Send SIGTERM to the stack's live nodes, SIGKILL after STOP_TIMEOUT_S; return PIDs
+    stopped once every one of them is gone (DevStackError if one outlives its SIGKILL)."""
     targets = [n for n in stack.nodes if is_alive(n)]
     for node in stack.nodes:
         if node not in targets:
             echo(f"node {node.node_id}: pid {node.pid} is no longer its broker; leaving it alone")
     for node in targets:
         os.kill(node.pid, signal.SIGTERM)
+
     # Wait for the processes to be gone, not just to stop looking like brokers: an
     # exiting process drops its command line before the kernel closes its sockets, and
     # a `dev up` right after `down` needs the ports free.
-    deadline = time.monotonic() + STOP_TIMEOUT_S
-    while time.monotonic() < deadline and not all(_gone(n.pid) for n in targets):
-        time.sleep(0.1)
-    for node in targets:
-        if not _gone(node.pid) and is_alive(node):
-            echo(
-                f"node {node.node_id} (pid {node.pid}) ignored SIGTERM for "
-                f"{STOP_TIMEOUT_S:.0f} s; killing it"
-            )
-            os.kill(node.pid, signal.SIGKILL)
-            while not _gone(node.pid):
-                time.sleep(0.1)
+    def all_gone() -> bool:
+        return all(gone(n.pid) for n in targets)
+
+    if not poll_until(all_gone, timeout=STOP_TIMEOUT_S):
+        for node in targets:
+            if not gone(node.pid) and _still_ours(node):
+                echo(
+                    f"node {node.node_id} (pid {node.pid}) ignored SIGTERM for "
+                    f"{STOP_TIMEOUT_S:.0f} s; killing it"
+                )
+                os.kill(node.pid, signal.SIGKILL)
+        wait_for(
+            all_gone,
+            timeout=STOP_TIMEOUT_S,
+            what=lambda: (
+                "Kafka node(s) still running "
+                f"{STOP_TIMEOUT_S:.0f} s after SIGKILL: pid "
+                + ", ".join(str(n.pid) for n in targets if not gone(n.pid))
+            ),
+            error=DevStackError,
+        )
     return [n.pid for n in targets]
 
 

@@ -72,6 +72,7 @@ from confluent_kafka import (
 from confluent_kafka.admin import AdminClient
 
 import outcomes.reducers.catalog as catalog
+from outcomes.common import retry
 from outcomes.common.codec import Codec
 from outcomes.common.settings import Settings
 from outcomes.devtools.workload import generate_runs, interleave
@@ -81,6 +82,7 @@ from outcomes.reducers.errors import InvalidEvent
 from outcomes.reducers.limits import Limits
 from outcomes.reducers.records import OutputRecord, dead_letter
 from outcomes.reducers.validate import parse_event
+from outcomes.sinks.consumer import ID_FIELDS
 from outcomes.streams.topics import end_offsets as topics_end_offsets
 from outcomes.streams.topics import read_range
 
@@ -326,12 +328,17 @@ def produce_events(config: KafkaConfig, events: Sequence[Event], codec: Codec) -
     )
 
 
-def produce_raw(
-    config: KafkaConfig, records: Sequence[tuple[str, str, bytes]]
-) -> list[tuple[str, int, int]]:
-    """Produce (topic, key, value) records in order; return their (topic, partition, offset)."""
-    client = producer(config)
-    placed: list[tuple[str, int, int] | None] = [None] * len(records)
+Placed = tuple[str, int, int]
+"""Where the broker put a record: (topic, partition, offset)."""
+
+
+def produce_acknowledged(
+    client: Producer, records: Sequence[tuple[str, str, bytes]], flush_timeout: float
+) -> tuple[list[Placed | None], list[str]]:
+    """Produce (topic, key, value) records in order with `client` (waiting while its queue
+    is full), flush, and return where the broker put each one (None where it did not
+    acknowledge it) and the delivery errors."""
+    placed: list[Placed | None] = [None] * len(records)
     errors: list[str] = []
 
     def report(index: int) -> Callable[[KafkaError | None, Message], None]:
@@ -352,9 +359,15 @@ def produce_raw(
             except BufferError:
                 client.poll(0.1)
         client.poll(0)
-    remaining = client.flush(60)
-    assert remaining == 0 and not errors, f"{remaining} undelivered, errors: {errors[:3]}"
-    assert all(p is not None for p in placed)
+    client.flush(flush_timeout)
+    return placed, errors
+
+
+def produce_raw(config: KafkaConfig, records: Sequence[tuple[str, str, bytes]]) -> list[Placed]:
+    """Produce (topic, key, value) records in order; return their (topic, partition, offset)."""
+    placed, errors = produce_acknowledged(producer(config), records, flush_timeout=60)
+    missing = sum(p is None for p in placed)
+    assert not missing and not errors, f"{missing} undelivered, errors: {errors[:3]}"
     return [p for p in placed if p is not None]
 
 
@@ -514,11 +527,13 @@ def wait_for(
     condition: Callable[[], bool], timeout: float, what: str, interval: float = 0.2
 ) -> None:
     """Poll `condition` until true; fail the test with `what` after `timeout` seconds."""
-    deadline = time.monotonic() + timeout
-    while not condition():
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out after {timeout}s waiting for {what}")
-        time.sleep(interval)
+    retry.wait_for(
+        condition,
+        timeout=timeout,
+        interval=interval,
+        what=f"timed out after {timeout}s waiting for {what}",
+        error=AssertionError,
+    )
 
 
 def sigkill(worker: WorkerProcess) -> None:
@@ -550,16 +565,6 @@ class Outputs:
     def conflicting(self) -> list[tuple[str, str]]:
         """Ids whose copies are not all byte-identical."""
         return [key for key, c in self.copies.items() if len(set(c)) > 1]
-
-
-_ID_FIELD = {
-    "account_revision": "revision_id",
-    "notification": "notification_id",
-    "provenance_row": "row_id",
-    "claim_verdict": "verdict_id",
-    "claim_notification": "notification_id",
-    "dead_letter": "dead_letter_id",
-}
 
 
 def read_from(
@@ -598,7 +603,7 @@ def read_outputs(config: KafkaConfig, marks: Marks, prefix: str | None) -> Outpu
         kind = KIND_BY_TOPIC[topic]
         body = codec.decode(value).value
         assert isinstance(body, dict)
-        ident = (kind, body[_ID_FIELD[kind]])
+        ident = (kind, body[ID_FIELDS[kind]])
         outputs.copies.setdefault(ident, []).append(value)
         outputs.values.setdefault(ident, body)
         outputs.keys.setdefault(ident, (key or b"").decode())
@@ -959,9 +964,8 @@ def finish(workers: Sequence[WorkerProcess], config: KafkaConfig, timeout: float
         for worker in workers:
             if worker.alive() and worker.web_port is not None:
                 worker.stats()  # the last counts, in case it has to be stopped
-        grace = time.monotonic() + max((w.until_idle or 0.0) for w in workers) + 3.0
-        while any(w.alive() for w in workers) and time.monotonic() < grace:
-            time.sleep(0.2)
+        grace = max((w.until_idle or 0.0) for w in workers) + 3.0
+        retry.poll_until(lambda: not any(w.alive() for w in workers), timeout=grace, interval=0.2)
         for worker in workers:
             if not worker.stopping():  # a second SIGTERM would kill it mid-shutdown
                 worker.signal(signal.SIGTERM)

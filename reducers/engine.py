@@ -11,7 +11,7 @@ revision settles them again (SPEC 6, `reducers/claims/verdicts.py`). Redelivery 
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 from typing import Any
 
 from outcomes.reducers import events as ev
@@ -314,10 +314,4 @@ class Engine:
     def apply(self, event: ev.Event) -> list[OutputRecord]:
         """Fold one event into its run; raises `InvalidEvent` for an id conflict."""
         _, outputs = fold(self.state(event.run_id), event)
-        return outputs
-
-    def apply_all(self, events: Iterable[ev.Event]) -> list[OutputRecord]:
-        outputs: list[OutputRecord] = []
-        for event in events:
-            outputs += self.apply(event)
         return outputs

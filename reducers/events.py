@@ -46,11 +46,6 @@ class Event:
     occurred_at: int
     source: str
 
-    @property
-    def order_key(self) -> tuple[int, str]:
-        """Total order used for every "latest" rule: (`occurred_at`, `event_id`)."""
-        return (self.occurred_at, self.event_id)
-
 
 # -- nested values -------------------------------------------------------------------
 

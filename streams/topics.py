@@ -199,7 +199,7 @@ def end_offsets(
 ) -> dict[tuple[str, int], int]:
     """The current end (high watermark) of every partition of `topics`.
 
-    While a cluster's leadership moves (see `_LEADERSHIP_MOVING`), a request is asked
+    While a cluster's leadership moves (see `_leadership_moving`), a request is asked
     again, for up to `patience` seconds in all. Raises `MissingTopic` for a topic the
     cluster lacks, `TopicsError` if Kafka fails or the leadership does not settle.
     """

@@ -22,6 +22,7 @@ from confluent_kafka.admin import AdminClient, NewTopic
 
 from outcomes.cli.dev import dev
 from outcomes.cli.main import main
+from outcomes.common.retry import poll_until
 from outcomes.common.settings import Settings
 from outcomes.devtools.devstack import (
     DevStackError,
@@ -31,6 +32,7 @@ from outcomes.devtools.devstack import (
     down,
     fetch_kafka,
     find_java,
+    gone,
     is_alive,
     kafka_home,
     min_heap,
@@ -134,6 +136,34 @@ def test_a_complete_cache_needs_no_maven(tmp_path: Path, monkeypatch: pytest.Mon
     (libs / ".complete").write_text("kafka_2.13.jar\n")
     monkeypatch.setenv("PATH", str(tmp_path))  # neither mvn nor anything else
     assert fetch_kafka() == libs
+
+
+# The first thread leaves (pthread_exit) while a second one still runs for a while: the
+# process shows `State: Z` although it has not exited, as the JVM does while it exits.
+_ZOMBIE_LEADER = """
+import ctypes, sys, threading, time
+threading.Thread(target=time.sleep, args=(float(sys.argv[1]),)).start()
+ctypes.CDLL(None).pthread_exit(None)
+"""
+
+
+@pytest.mark.skipif(not Path("/proc/self").exists(), reason="needs procfs (Linux)")
+def test_a_process_is_gone_only_once_its_last_thread_exited() -> None:
+    """`dev down` returns once the brokers are gone; a process whose first thread is a
+    zombie while another thread still runs is not gone (a fresh-clone CI run found a
+    broker's /proc entry right after `dev down`)."""
+    process = subprocess.Popen([sys.executable, "-c", _ZOMBIE_LEADER, "3"])
+    try:
+        status = Path(f"/proc/{process.pid}/status")
+        assert poll_until(lambda: "State:\tZ" in status.read_text(), timeout=10)
+        assert "Threads:\t2" in status.read_text()
+        assert not gone(process.pid)
+        assert poll_until(lambda: gone(process.pid), timeout=15, interval=0.05)
+        assert not status.exists()  # reaped: nothing of it is left
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
 
 
 def test_down_leaves_a_reused_pid_alone(tmp_path: Path) -> None:

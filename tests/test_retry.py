@@ -8,7 +8,15 @@ from collections.abc import Callable
 
 import pytest
 
-from outcomes.common.retry import Backoff, Deadline, DeadlineExceeded, Retrying, retry, wait_for
+from outcomes.common.retry import (
+    Backoff,
+    Deadline,
+    DeadlineExceeded,
+    Retrying,
+    poll_until,
+    retry,
+    wait_for,
+)
 from outcomes.reducers.errors import OutcomesError
 
 
@@ -122,6 +130,18 @@ def test_wait_for_lets_an_exception_of_the_check_through() -> None:
 
     with pytest.raises(RuntimeError, match="node exited"):
         wait_for(broken, timeout=10, what="x", sleep=lambda s: None)
+
+
+def test_poll_until_answers_whether_the_condition_came_true() -> None:
+    clock = FakeClock()
+    answers = iter([False, False, True])
+    assert poll_until(
+        lambda: next(answers), timeout=5, interval=1.0, clock=clock, sleep=clock.sleep
+    )
+    assert clock.slept == [1.0, 1.0]
+    clock = FakeClock()
+    assert not poll_until(lambda: False, timeout=2.5, interval=1.0, clock=clock, sleep=clock.sleep)
+    assert clock.slept == [1.0, 1.0, 0.5]
 
 
 class Flaky(Exception):

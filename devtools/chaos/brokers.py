@@ -14,7 +14,6 @@ a run), which the checker rightly reports as differing.
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import os
 import shutil
@@ -27,6 +26,7 @@ from pathlib import Path
 
 from confluent_kafka import KafkaException
 
+from outcomes.common.retry import Backoff, poll_until, retry, wait_for
 from outcomes.common.settings import Settings
 from outcomes.devtools import devstack
 from outcomes.devtools.harness import commit_offsets
@@ -71,16 +71,6 @@ def _argv(pid: int) -> list[str]:
     return [part.decode() for part in raw.split(b"\0") if part]
 
 
-def _gone(pid: int) -> bool:
-    with contextlib.suppress(ChildProcessError):  # not our child: init reaps it
-        os.waitpid(pid, os.WNOHANG)  # our child when this process started the stack
-    try:
-        status = Path(f"/proc/{pid}/status").read_text()
-    except OSError:
-        return True
-    return "\nState:\tZ" in status
-
-
 def restart_node(
     stack: OwnStack, node_id: int, *, kill: bool, down_seconds: float, ready_timeout: float = 120
 ) -> None:
@@ -91,11 +81,15 @@ def restart_node(
     node = next(n for n in recorded.nodes if n.node_id == node_id)
     argv = _argv(node.pid)
     os.kill(node.pid, signal.SIGKILL if kill else signal.SIGTERM)
-    deadline = time.monotonic() + 60
-    while not _gone(node.pid):
-        if time.monotonic() > deadline:
-            os.kill(node.pid, signal.SIGKILL)
-        time.sleep(0.1)
+    # Gone means every thread of it, so the ports are free for the restart.
+    if not poll_until(lambda: devstack.gone(node.pid), timeout=60):
+        os.kill(node.pid, signal.SIGKILL)
+        wait_for(
+            lambda: devstack.gone(node.pid),
+            timeout=60,
+            what=f"node {node_id} (pid {node.pid}) still running 60 s after SIGKILL",
+            error=AssertionError,
+        )
     time.sleep(down_seconds)
     with (Path(node.log_dir) / "stdout.log").open("ab") as out:
         process = subprocess.Popen(
@@ -116,21 +110,20 @@ def restart_node(
 
 def _wait_coordinator(config: Mapping[str, str], timeout: float) -> None:
     """Until a group offset commit succeeds (a new cluster first loads its offsets topic)."""
-    deadline = time.monotonic() + timeout
-    while True:
-        try:
-            commit_offsets(config, "chaos-warm-up", {(RUN_LOG_TOPIC, 0): 0})
-            return
-        except KafkaException:
-            if time.monotonic() > deadline:
-                raise
-            time.sleep(0.5)
+    retry(
+        lambda: commit_offsets(config, "chaos-warm-up", {(RUN_LOG_TOPIC, 0): 0}),
+        retry_if=lambda exc: isinstance(exc, KafkaException),
+        timeout=timeout,
+        backoff=Backoff.fixed(0.5),
+    )
 
 
 def _wait_whole(bootstrap: str, brokers: int, timeout: float, what: str) -> None:
     """Until every broker answers and every partition's end offset is readable."""
-    deadline = time.monotonic() + timeout
-    while cluster_health(bootstrap, timeout=2.0) != (brokers, 0):
-        if time.monotonic() > deadline:
-            raise AssertionError(f"timed out after {timeout:.0f}s waiting for {what}")
-        time.sleep(0.3)
+    wait_for(
+        lambda: cluster_health(bootstrap, timeout=2.0) == (brokers, 0),
+        timeout=timeout,
+        interval=0.3,
+        what=f"timed out after {timeout:.0f}s waiting for {what}",
+        error=AssertionError,
+    )

@@ -20,12 +20,13 @@ import signal
 import subprocess
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 
-from confluent_kafka import Consumer, KafkaError, KafkaException, Message
+from confluent_kafka import Consumer, KafkaException
 from confluent_kafka.admin import AdminClient
 
+from outcomes.common.retry import poll_until
 from outcomes.common.settings import Settings
 from outcomes.devtools.chaos.brokers import OwnStack
 from outcomes.devtools.chaos.checker import Check, Inputs, Position, Report, check, snapshot_of
@@ -40,6 +41,7 @@ from outcomes.devtools.harness import (
     end_offsets,
     finish,
     free_port,
+    produce_acknowledged,
     producer,
     wait_for,
 )
@@ -185,37 +187,16 @@ class Pipeline:
 
     def _produce(self, records: Sequence[tuple[str, str, bytes, Event | None]]) -> tuple[int, int]:
         client = producer({**self.config, "message.timeout.ms": 120_000})
-        results: list[tuple[Event | None, Position] | None] = [None] * len(records)
-        errors: list[str] = []
-
-        def report(index: int) -> Callable[[KafkaError | None, Message], None]:
-            def done(err: KafkaError | None, msg: Message) -> None:
-                topic, partition, offset = msg.topic(), msg.partition(), msg.offset()
-                if err is not None or topic is None or partition is None or offset is None:
-                    errors.append(str(err))
-                else:
-                    results[index] = (records[index][3], (topic, partition, offset))
-
-            return done
-
-        for index, (topic, key, value, _) in enumerate(records):
-            while True:
-                try:
-                    client.produce(topic, value, key.encode(), on_delivery=report(index))
-                    break
-                except BufferError:
-                    client.poll(0.1)
-            client.poll(0)
-        client.flush(180)
-        for result in results:
-            if result is None:
-                continue
-            event, position = result
+        plain = [(topic, key, value) for topic, key, value, _ in records]
+        placed, _ = produce_acknowledged(client, plain, flush_timeout=180)
+        for (_, _, _, event), where in zip(records, placed, strict=True):
+            if where is None:
+                continue  # never acknowledged: expected nowhere (counted in `unacked`)
             if event is None:
-                self.poison.add(position)
+                self.poison.add(where)
             else:
                 self.events.append(event)
-        acked = sum(r is not None for r in results)
+        acked = sum(where is not None for where in placed)
         return acked, len(records) - acked
 
     # -- finishing and checking ------------------------------------------------------
@@ -378,9 +359,9 @@ def wait_commits(worker: ChaosWorker, count: int, timeout: float = 120) -> None:
 
 def wait_flushes(sink: SinkProcess, count: int, timeout: float) -> None:
     """Until the sink's current process logged `count` flushes, or `timeout` passed."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline and sink.alive():
+
+    def flushed_or_stopped() -> bool:
         text = sink.log_path.read_text(errors="replace").rsplit("==== start", 1)[-1]
-        if text.count("offsets committed") >= count:
-            return
-        time.sleep(0.05)
+        return text.count("offsets committed") >= count or not sink.alive()
+
+    poll_until(flushed_or_stopped, timeout=timeout, interval=0.05)
