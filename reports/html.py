@@ -14,11 +14,20 @@ from typing import Any
 
 from outcomes.reports.model import RunView
 from outcomes.reports.report import claim_maps, timeline
-from outcomes.reports.status import Block, quote, status_block
+from outcomes.reports.status import (
+    NEEDS_REVIEW,
+    REVIEW_NOTE,
+    Block,
+    claim_summary,
+    quote,
+    status_block,
+    verdict_copy,
+)
 
 STYLE = """
 :root { color-scheme: light; --ok: #1a7f37; --unknown: #4b5563; --unmet: #9a6700;
-  --failed: #b42318; --ink: #111827; --muted: #4b5563; --line: #d1d5db; }
+  --failed: #b42318; --review: #1d4ed8; --ink: #111827; --muted: #4b5563;
+  --line: #d1d5db; }
 * { box-sizing: border-box; }
 body { font: 16px/1.5 system-ui, -apple-system, "Segoe UI", sans-serif; color: var(--ink);
   margin: 0 auto; max-width: 72rem; padding: 1.5rem; background: #fff; }
@@ -37,10 +46,12 @@ code { font: .92em ui-monospace, "SFMono-Regular", Menlo, monospace; overflow-wr
 .tone-unknown .state::before, .state.tone-unknown::before { content: "?"; color: var(--unknown); }
 .tone-unmet .state::before, .state.tone-unmet::before { content: "-"; color: var(--unmet); }
 .tone-failed .state::before, .state.tone-failed::before { content: "✗"; color: var(--failed); }
+.tone-review .state::before, .state.tone-review::before { content: "?"; color: var(--review); }
 .state.tone-ok { color: var(--ok); }
 .state.tone-unknown { color: var(--unknown); font-style: italic; }
 .state.tone-unmet { color: var(--unmet); }
 .state.tone-failed { color: var(--failed); }
+.state.tone-review { color: var(--review); }
 .banner { border: 2px solid var(--line); border-left-width: .6rem; padding: .75rem 1rem;
   margin: 1rem 0; }
 .banner.tone-ok { border-color: var(--ok); }
@@ -59,18 +70,17 @@ mark.tone-ok { border-bottom-color: var(--ok); }
 mark.tone-unknown { border-bottom: 3px dotted var(--unknown); }
 mark.tone-unmet { border-bottom-color: var(--unmet); }
 mark.tone-failed { border-bottom: 3px double var(--failed); }
+mark.tone-review { border-bottom: 3px dashed var(--review); }
 .tag { font-size: .8em; font-weight: 600; border: 1px solid currentColor; border-radius: .3em;
   padding: 0 .3em; margin-left: .2em; white-space: nowrap; }
 .tag.tone-ok { color: var(--ok); }
 .tag.tone-unknown { color: var(--unknown); }
 .tag.tone-unmet { color: var(--unmet); }
 .tag.tone-failed { color: var(--failed); }
+.tag.tone-review { color: var(--review); }
 .muted { color: var(--muted); }
 footer { margin-top: 2rem; color: var(--muted); font-size: .9rem; }
 """
-
-VERDICT_TONE = {"supported": "ok", "contradicted": "failed", "omitted": "unmet"}
-VERDICT_WORDS = {"omitted": "left out", "unverifiable": "not confirmed: unverifiable"}
 
 
 def page(view: RunView) -> str:
@@ -297,22 +307,54 @@ def _narratives(view: RunView) -> list[str]:
             ("claim", "kind", "verdict now", "judged on", "first verdict", "the account supports"),
             (_claim_row(c, m["text"] is not None) for c in m["claims"]),
         )
+    out += _review(view, maps)
     out.append("</section>")
     return out
 
 
+def _review(view: RunView, maps: list[dict[str, Any]]) -> list[str]:
+    """The current verdicts counted (needs_review apart from contradicted), and the claims
+    a person should read, in a table of their own."""
+    counts = status_block(view)["claim_counts"]
+    if not any(counts.values()):
+        return []
+    out = [f"<p>Verdicts now: {_e(claim_summary(counts))}.</p>"]
+    review = [
+        (m, c)
+        for m in maps
+        for c in m["claims"]
+        if c["current"] and c["verdict"] == NEEDS_REVIEW and not c["withdrawn"]
+    ]
+    if review:
+        out.append('<h3 id="h-review">Claims for review</h3>')
+        out.append(f"<p>{_e(REVIEW_NOTE)}</p>")
+        out += _table(
+            "Claims for review",
+            ("claim", "narrative", "kind", "reason"),
+            (
+                (_said(c, m["text"] is not None), f"<code>{_e(m['narrative_id'])}</code>",
+                 _e(c["claim_kind"]), _e(c["reason"]))
+                for m, c in review
+            ),
+        )  # fmt: skip
+    return out
+
+
+def _said(c: dict[str, Any], marked: bool) -> str:
+    """A claim's words, linked to its mark in the narrative when it is on the page."""
+    if c["span_start"] is None:
+        return f"left out: <code>{_e(c['subject'])}</code>"
+    if marked and c["current"]:
+        return f'<a href="#{_anchor(c["claim_id"])}">{_e(quote(c))}</a>'
+    return _e(quote(c))
+
+
 def _claim_row(c: dict[str, Any], marked: bool) -> Sequence[str]:
     """A claim map row; `marked`: the narrative is on the page, the claim marked in it."""
-    tone = VERDICT_TONE.get(c["verdict"], "unknown")
-    words = VERDICT_WORDS.get(c["verdict"], c["verdict"])
+    words, tone = verdict_copy(c["verdict"])
     if c["withdrawn"]:
         words, tone = f"{words}, withdrawn: no longer owed", "ok"
-    if c["span_start"] is None:
-        said = f"left out: <code>{_e(c['subject'])}</code>"
-    elif marked and c["current"]:
-        said = f'<a href="#{_anchor(c["claim_id"])}">{_e(quote(c))}</a>'
-    else:
-        said = _e(quote(c))
+    said = _said(c, marked)
     on = c["judged_on"]
     where = (
         f'<a href="#revision-{_e(on["revision_id"]).rsplit(":", 1)[-1]}">'
@@ -351,8 +393,7 @@ def _highlight(m: dict[str, Any]) -> str:
         if start < at:  # overlaps a claim already marked: an anchor only, its row says it
             out.append(f'<span id="{_anchor(c["claim_id"])}"></span>')
             continue
-        tone = VERDICT_TONE.get(c["verdict"], "unknown")
-        words = VERDICT_WORDS.get(c["verdict"], c["verdict"])
+        words, tone = verdict_copy(c["verdict"])
         out.append(_e(text[at:start]))
         out.append(
             f'<mark id="{_anchor(c["claim_id"])}" class="tone-{tone}">{_e(text[start:end])}'

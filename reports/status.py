@@ -23,8 +23,9 @@ from outcomes.reports.model import Record, RunView
 FORMATS = ("text", "markdown", "json")
 Block = dict[str, Any]
 
-# Tones: how a state reads. "failed" is the only failure styling; "unknown" is not one.
-OK, UNKNOWN, UNMET, FAILED = "ok", "unknown", "unmet", "failed"
+# Tones: how a state reads. "failed" is the only failure styling; "unknown" is not one,
+# nor is "review": a claim the rules could not decide, which a person should read.
+OK, UNKNOWN, UNMET, FAILED, REVIEW = "ok", "unknown", "unmet", "failed", "review"
 
 STATUS_COPY: Mapping[str, tuple[str, str]] = {
     "complete": ("Complete", OK),
@@ -57,13 +58,21 @@ VERDICT_COPY: Mapping[str, tuple[str, str]] = {
     "contradicted": ("contradicted", FAILED),
     "omitted": ("left out", UNMET),
     "unverifiable": ("not confirmed: unverifiable", UNKNOWN),
+    "needs_review": ("needs review", REVIEW),
 }
+# The verdict a person must read: shown in a section of its own, never as contradicted.
+NEEDS_REVIEW = "needs_review"
 
 
 def _copy(table: Mapping[str, tuple[str, str]], state: str | None) -> tuple[str, str]:
     if state is None:
         return ("none", UNKNOWN)
     return table.get(state, (f"not confirmed: {state}", UNKNOWN))
+
+
+def verdict_copy(verdict: str) -> tuple[str, str]:
+    """A claim verdict's (words, tone), as every report shows it."""
+    return _copy(VERDICT_COPY, verdict)
 
 
 def _effect_copy(state: str) -> tuple[str, str]:
@@ -77,6 +86,7 @@ def status_block(view: RunView, number: int | None = None) -> Block:
     """The block of revision `number` (default: the latest) of `view`'s run."""
     body = view.revision(number) if number is not None else view.latest
     n = int(body["revision"])
+    claims = [_claim(v) for v in view.verdicts_at(n)]
     status_label, status_tone = _copy(STATUS_COPY, body["status"])
     required = [p for p in body["predicates"] if p["required"]]
     held = [p for p in required if p["state"] != "satisfied"]
@@ -108,7 +118,11 @@ def status_block(view: RunView, number: int | None = None) -> Block:
         "contradictions": [dict(c) for c in body["contradictions"]],
         "provenance_findings": [dict(f) for f in body["provenance_findings"]],
         "open": [{"subject": s, "text": t} for s, t in open_obligations(body)],
-        "claims": [_claim(v) for v in view.verdicts_at(n)],
+        "claims": claims,
+        # Current claims by verdict: needs_review counted apart from contradicted.
+        "claim_counts": {
+            verdict: sum(1 for c in claims if c["verdict"] == verdict) for verdict in VERDICT_COPY
+        },
         "chain": [_link(r) for r in view.revisions],
     }
 
@@ -137,7 +151,7 @@ def _effect(e: Record) -> dict[str, Any]:
 
 
 def _claim(v: Record) -> dict[str, Any]:
-    label, tone = _copy(VERDICT_COPY, v["verdict"])
+    label, tone = verdict_copy(v["verdict"])
     return {
         "verdict_id": v["verdict_id"],
         "claim_id": v.get("claim_id") or v["verdict_id"],
@@ -368,16 +382,27 @@ def _block_lines(b: Block, md: bool, level: int = 1) -> list[str]:
             ],
         )
     if b["claims"]:
+        decided = [c for c in b["claims"] if c["verdict"] != NEEDS_REVIEW]
+        review = [c for c in b["claims"] if c["verdict"] == NEEDS_REVIEW]
         lines += _heading("Narrative claims", md, h)
+        lines += [f"Verdicts: {claim_summary(b['claim_counts'])}.", ""]
         lines += _rows(
             md,
             ("narrative", "claim", "verdict", "the account supports"),
             [
                 (c["narrative_id"], quote(c), _state(c, md),
                  c["supported"] or "—")
-                for c in b["claims"]
+                for c in decided
             ],
         )  # fmt: skip
+        if review:
+            lines += _heading("Claims for review", md, h)
+            lines += [REVIEW_NOTE, ""]
+            lines += _rows(
+                md,
+                ("narrative", "claim", "kind", "reason"),
+                [(c["narrative_id"], quote(c), c["claim_kind"], c["reason"]) for c in review],
+            )
     lines += _heading("Revisions", md, h)
     lines += _rows(
         md,
@@ -390,6 +415,19 @@ def _block_lines(b: Block, md: bool, level: int = 1) -> list[str]:
         ],
     )  # fmt: skip
     return lines
+
+
+REVIEW_NOTE = (
+    "The rules could not decide these; a person should read them. "
+    "They are neither supported nor contradicted."
+)
+
+
+def claim_summary(counts: Mapping[str, int]) -> str:
+    """How many claims have each verdict that occurs, in the copy's order ("1 supported,
+    1 contradicted, 1 needs review")."""
+    shown = [f"{n} {VERDICT_COPY[v][0]}" for v, n in counts.items() if n and v in VERDICT_COPY]
+    return ", ".join(shown) or "none"
 
 
 def _facts(b: Block, md: bool) -> list[str]:
