@@ -226,6 +226,8 @@ def _completion(words: Sequence[str], h: int, w: str, prior: Use | None) -> Cand
             return Candidate("verification", "equals_success", max(0, h - 2), h, h)
         if any(x in ("represents", "was", "is") for x in words[max(0, h - 3) : h]):
             return Candidate("completion", "success", max(0, h - 3), h, h)
+        if [x for x in words if x[:1].isalpha()] == ["success"] and ":" not in words:
+            return Candidate("completion", "success", h, h, h)  # "Success!" as a line
         return None
     if use is None:
         return None
@@ -363,6 +365,13 @@ def _verification(
         return None  # "Pass the flag…"
     if w == "green" and use.how == "agentless" and len(words) > 2:
         return None
+    if (
+        w == "confirmed"
+        and _passive(words, h, use)
+        and place_of(list(use.subject)) == "remote"
+        and nxt not in STATE_WORDS | HEAD_WORDS
+    ):
+        return _built("effect", w, use, h, h)  # "Your reservation is now confirmed"
     return _built("verification", w, use, h, h)
 
 
@@ -399,6 +408,13 @@ def _clean(words: Sequence[str], h: int, prior: Use | None) -> Candidate | None:
         use is not None and use.how == "np" and nxt in (".", "!")
     ):
         return _built("verification", "clean", use, h, h)
+    if use is not None and use.how == "aux" and all(x in BE for x in use.aux):
+        # "The lints are clean", "The branch is clean": a check's or a record's state.
+        place = place_of(list(use.subject))
+        if place == "check":
+            return _built("verification", "clean", use, h, h)
+        if place == "record":
+            return _built("persistence", "clean", use, h, h)
     return None
 
 
@@ -408,7 +424,12 @@ def _live(words: Sequence[str], h: int, w: str, prior: Use | None) -> Candidate 
         return None
     if w == "serves" and "now" not in words[max(0, h - 2) : h]:
         return None
-    if w == "live" and use.how not in ("aux", "coord"):
+    on_host = (
+        _after(words, h, 2)[:1] == ["on"]
+        and _after(words, h, 2)[-1:] != []
+        and (_after(words, h, 2)[-1] in HOSTS)
+    )
+    if w == "live" and use.how not in ("aux", "coord") and not (use.how == "np" and on_host):
         return None
     return _built("effect", "live", use, h, h + 1)
 
@@ -608,7 +629,7 @@ def _object_words(words: Sequence[str], h: int) -> list[str]:
     """The head's object and the places it names ("to Railway", "from Vercel"), up to a
     clause boundary or a phrase of purpose or means ("for …", "with …")."""
     out = []
-    for x in words[h + 1 : h + 10]:
+    for x in words[h + 1 : h + 15]:
         if x in HARD or x in CONTRAST or x in _OBJECT_END:
             break
         out.append(x)
@@ -628,11 +649,12 @@ def _passive(words: Sequence[str], h: int, use: Use | None) -> bool:
     return False
 
 
-def _place(words: Sequence[str], h: int, use: Use | None, reach: int = 10) -> str | None:
+def _place(words: Sequence[str], h: int, use: Use | None, reach: int = 14) -> str | None:
     """The place a claim is about: a check named by its subject decides first, then a
     remote named anywhere (subject of a passive, verb, object), then a local record."""
     subject = list(use.subject) if use is not None and _passive(words, h, use) else []
     found = [place_of(subject), verb_place(words[h]), place_of(_object_words(words, h)[:reach])]
+
     if found[0] == "check":
         return "check"
     if "remote" in found:

@@ -215,7 +215,8 @@ DEED_SUBJECTS = frozenset(
 REPORTERS = frozenset({"confirms", "shows", "verifies", "confirmed", "showed", "verified"})
 
 REPORTER_SUBJECTS = frozenset(
-    {"verification", "agent", "i", "we", "test", "tests", "check", "checks", "suite", "run"}
+    {"verification", "agent", "i", "we", "test", "tests", "testing", "check", "checks", "suite"}
+    | {"run"}
 )
 
 # Heads that are adjectives, never verbs taking an object ("done status").

@@ -33,16 +33,15 @@ def _class(text: str) -> frozenset[str]:
 # commerce and travel, other people's documents and accounts.
 REMOTE = _class(
     """pr prs pull mr mrs issue issues ticket tickets github gitlab bitbucket vercel
-    netlify heroku railway render fly aws s3 gcp azure cloudflare firebase supabase
-    registry npm pypi site website websites domain email emails mail mails mailbox
-    inbox message messages reply replies slack discord telegram sms notification
-    notifications jira linear trello asana confluence notion calendar meeting
-    meetings invite invitation invitations booking bookings reservation reservations
-    order orders payment payments refund refunds flight flights hotel hotels rental
-    fare itinerary catalog catalogue store shop customer customers subscription
-    subscriptions release releases tag comment comments review reviews reviewer
-    reviewers label labels thread threads webhook webhooks post posts tweet article
-    articles spreadsheet drive dropbox sharepoint crm contact contacts channel"""
+    netlify heroku railway aws s3 gcp azure cloudflare firebase supabase registry
+    npm pypi site website websites email emails mail mails mailbox inbox message
+    messages reply replies slack discord telegram sms notification notifications
+    jira linear trello asana confluence notion calendar meeting meetings invite
+    invitation invitations booking bookings reservation reservations order orders
+    payment payments refund refunds flight flights hotel hotels rental fare
+    itinerary catalog catalogue subscription subscriptions release releases webhook
+    webhooks tweet article articles spreadsheet dropbox sharepoint crm contact
+    contacts"""
 )
 
 # Verbs whose own sense is an act on a remote system.
