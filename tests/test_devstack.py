@@ -230,6 +230,11 @@ def test_up_is_idempotent_down_is_exact_and_data_persists(private_state: Setting
     assert first.started
     assert cluster_brokers(layout.bootstrap) == 1
     pids = [n.pid for n in first.stack.nodes]
+    # docs/troubleshooting.md says where a broker logs
+    logs = private_state.state_dir / "kafka" / f"cluster-1-{layout.base_port}" / "node-1" / "logs"
+    assert Path(first.stack.nodes[0].log_dir) == logs and (logs / "server.log").exists()
+    guide = (Path(__file__).parent.parent / "docs" / "troubleshooting.md").read_text()
+    assert "`<state_dir>/kafka/cluster-<brokers>-<port>[-secure]/node-<id>/logs/`" in guide
 
     runner = CliRunner()
     state = ["--state-dir", str(private_state.state_dir)]
