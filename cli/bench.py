@@ -22,7 +22,7 @@ from outcomes.sinks import defaults as sink_defaults
 
 
 @click.command()
-@click.option("--quick", is_flag=True, help="Small phases (about 2 minutes) for a smoke check.")
+@click.option("--quick", is_flag=True, help="Small phases (about 1 minute) for a smoke check.")
 @options.bootstrap
 @options.setting_option(
     "clickhouse", default="a fresh chDB in a temporary directory", from_env=False
