@@ -35,6 +35,7 @@ from outcomes.reducers.claims.heads import head_candidates, json_status, sentenc
 from outcomes.reducers.claims.lexicon import HARD
 from outcomes.reducers.claims.narrative import Sentence, sentences
 from outcomes.reducers.claims.scope import blocker
+from outcomes.reducers.claims.statuses import status_candidates
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,6 +78,7 @@ def scan_sentence(sentence: Sentence) -> list[Found]:
     cands = json_status(sentence) if sentence.role == "json" else []
     cands += head_candidates(words, sentence.tokens)
     cands += sentence_candidates(words, sentence.tokens)
+    cands += status_candidates(words, sentence.tokens)
     out: list[Found] = []
     taken: list[tuple[int, int, str]] = []
     for cand in sorted(cands, key=lambda c: (c.lo, -(c.hi - c.lo))):

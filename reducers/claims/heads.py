@@ -442,6 +442,8 @@ def _effect_or_record(words: Sequence[str], h: int, w: str, prior: Use | None) -
         return None
     if w == "persisted" and h + 1 < len(words) and words[h + 1] in ("in", "with"):
         return None  # "I persisted in the false claim"
+    if _attributive_participle(words, h) or _authorship(words, h):
+        return None  # "the last 2 merged PRs"
     window_lo = use.lo if use.how != "coord" else h
     remote = _has_remote(words, window_lo, h) or _has_remote(words, h + 1, h + 5)
     if w == "merged":
@@ -468,6 +470,8 @@ def _effect_or_record(words: Sequence[str], h: int, w: str, prior: Use | None) -
     return _built(kind, w, use, h, h)
 
 
+_REFERENCED_COMMITS = frozenset({"head", "base", "parent", "previous", "current", "latest"})
+
 _HEX = re.compile(r"`?[0-9a-f]{7,40}`?$")
 
 
@@ -487,13 +491,15 @@ def sentence_candidates(words: Sequence[str], toks: Sequence[Token]) -> list[Can
                 lo = i - 1 if i > 0 and words[i - 1] in ("git", "commit") else i
                 if w != "commit" and (i == 0 or words[i - 1] != "commit"):
                     continue
+                if i > 0 and words[i - 1] in _REFERENCED_COMMITS:
+                    continue  # "on the current head commit 840c617": a reference
                 out.append(Candidate("persistence", "commit_id", lo, j, i))
         # "clean working tree", "working tree clean".
         if w == "working" and nxt == "tree":
-            around = words[max(0, i - 1) : i + 4]
+            around = words[max(0, i - 1) : i + 5]
             if "clean" in around:
                 lo = i - 1 if i > 0 and words[i - 1] == "clean" else i
-                hi = i + 2 if "clean" in words[i + 2 : i + 4] else i + 1
+                hi = i + 2 if "clean" in words[i + 2 : i + 5] else i + 1
                 hi = words.index("clean", i) if "clean" in words[i:] and hi > i + 1 else hi
                 out.append(Candidate("persistence", "clean_tree", lo, hi, i))
         # "under version control".

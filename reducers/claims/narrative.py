@@ -231,6 +231,8 @@ _TOKEN = re.compile(
     r"|(?P<end>[.!?]+(?=[\s\"'\u201d\u2019)\]*_]|$))"
     r"|(?P<punct>[,;:()\[\]|\u00b7\u2192\u2014\u2013=]|->|\s-\s|\s--\s)"
 )
+_HEXWORD = re.compile(r"(?=[0-9a-f]*\d)[0-9a-f]+")
+
 _MARK = {
     "code": "`c",
     "url": "`u",
@@ -268,6 +270,8 @@ def tokens(text: str, start: int, end: int) -> list[Token]:
             norm = raw.lower()
             if "\u2019" in norm:
                 norm = norm.replace("\u2019", "'")
+            elif 7 <= len(raw) <= 40 and _HEXWORD.fullmatch(raw):
+                norm = "`h"  # a commit hash that starts with a letter: "b7c94468"
             out.append(Token(norm, m.start(), m.end(), raw))
             continue
         assert kind is not None
