@@ -51,7 +51,8 @@ THIRD_PARTY: dict[str, frozenset[str]] = {
     "streams.sdk": frozenset({"confluent_kafka", "orjson"}),
     "sinks": frozenset({"clickhouse_connect", "chdb", "confluent_kafka", "orjson", "rich"}),
     "reports": frozenset({"orjson"}),
-    "importers": frozenset({"orjson"}),
+    # opentelemetry-proto and protobuf (`google.protobuf`): the OTLP receiver.
+    "importers": frozenset({"orjson", "opentelemetry", "google"}),
     "devtools": frozenset({"confluent_kafka", "orjson", "rich"}),
     "cli": frozenset({"click", "rich", "orjson"}),
     "bench": frozenset({"matplotlib", "fastavro", "orjson", "confluent_kafka"}),
