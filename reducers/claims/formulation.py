@@ -209,8 +209,8 @@ def _prefixed(reason: str, prefix: str) -> str | None:
 
 def supported_formulation(judged: Judged, account: Account | None) -> str | None:
     """The sentence the account supports in place of a contradicted claim, or the
-    obligation an omitted verdict is about; None for any other verdict, or with no
-    account."""
+    obligation an omitted verdict is about; None for any other verdict (`needs_review`
+    included: nothing was decided to correct), or with no account."""
     verdict = judged.judgement.verdict
     if account is None or verdict not in ("contradicted", "omitted"):
         return None

@@ -12,6 +12,11 @@ verdict repeated); one that comes back supersedes the withdrawal. A judgement th
 changes nothing records nothing. So the latest settlement of every claim is the verdict
 against the run's latest revision, whatever order the events came in; the ids and the
 revision numbers depend on that order, as revision numbers do.
+
+A `needs_review` verdict (a candidate the reader could not decide, SPEC 6) is recorded
+and settled like any other: a claim moves into or out of it with a new settlement and the
+claim notification that lists it, it has no supported formulation, and nothing here or
+downstream counts it as `contradicted` (docs/claims.md, "Claims for review").
 """
 
 from __future__ import annotations
