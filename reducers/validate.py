@@ -3,15 +3,34 @@
 Parsers are derived once per event class from its annotations, so the dataclasses in
 `outcomes.reducers.events` stay the one description of the contract. Any violation raises
 `InvalidEvent` with the SPEC's reason (`schema_violation`, `too_large`) and a message
-that names the field.
+that names the field. Whatever a parser accepts, the fold can apply: a value of the
+wrong type or out of range (an enum given as a list, a timestamp past year 9999) is
+refused here, never left to fail inside the reducers.
+
+This is the one rule set for an event: ingest (`streams/ingest.py`), replay and the
+producer SDK (`streams/sdk/producer.py`, at the call) all apply `parse_event`.
+
+Strings (docs/decisions.md, "Identifiers"):
+
+- every string is Unicode text: a lone surrogate (which Python allows and UTF-8 cannot
+  encode) is refused;
+- a string field is an *identifier* unless it is listed in :data:`TEXT_FIELDS` (free
+  text: narrative text, commands, reasons, paths, targets). An identifier holds no
+  control character (Unicode Cc), format character (Cf: bidi embeddings, overrides and
+  isolates, zero-width characters), line or paragraph separator (Zl, Zp) or lone
+  surrogate (Cs): such a character makes two ids that print alike differ, or makes a
+  printed id rewrite the terminal or the line it is on. `event_id` and `run_id` are
+  also 1..128 characters.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import math
+import re
 import types
 import typing
+import unicodedata
 from collections.abc import Callable, Mapping
 from functools import cache
 from typing import Any
@@ -19,7 +38,7 @@ from typing import Any
 from outcomes.reducers.errors import InvalidEvent
 from outcomes.reducers.events import EVENT_CLASSES, Event
 from outcomes.reducers.limits import Limits
-from outcomes.reducers.timefmt import parse_rfc3339
+from outcomes.reducers.timefmt import MAX_MICROS, MIN_MICROS, parse_rfc3339
 
 Converter = Callable[[Any, str], Any]
 
@@ -27,6 +46,59 @@ _INT32 = (-(2**31), 2**31 - 1)
 _ID_FIELDS = frozenset({"event_id", "run_id"})
 _ID_MAX_CHARS = 128
 _MINIMUM = {"goal_revision": 1, "tests_executed": 0}
+
+# Free-text string fields: any Unicode text (within the size limit). Every other string
+# field is an identifier (module docstring), so a field added later is one by default.
+TEXT_FIELDS = frozenset(
+    {
+        "text",  # narrative.submitted: the model's Markdown
+        "command",  # verification.receipt: a shell command line
+        "reason",  # effect.transition, run.cancelled, run.interrupted: public reasons
+        "withhold_reason",
+        "error_class",
+        "target",  # effect.intent: a handle such as a URL or an object key
+        "path",  # artifact paths: a file name may hold any character but NUL and /
+        "renamed_from",
+        "deliverables",
+        "expected_artifacts",
+    }
+)
+# Unicode categories an identifier may not hold (module docstring).
+IDENTIFIER_REFUSED_CATEGORIES = frozenset({"Cc", "Cf", "Cs", "Zl", "Zp"})
+_CATEGORY_NAMES = {
+    "Cc": "control character",
+    "Cf": "format character",
+    "Cs": "lone surrogate",
+    "Zl": "line separator",
+    "Zp": "paragraph separator",
+}
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def identifier_problem(value: str) -> str | None:
+    """Why `value` cannot be an identifier (its first refused character), or None."""
+    # str.isprintable() is false for every refused category (and for a few allowed
+    # ones, such as a no-break space): a printable value, the usual case, is fine.
+    if value.isprintable():
+        return None
+    for index, char in enumerate(value):
+        category = unicodedata.category(char)
+        if category in IDENTIFIER_REFUSED_CATEGORIES:
+            return (
+                f"{_CATEGORY_NAMES[category]} U+{ord(char):04X} at index {index} "
+                "(an identifier holds no control, format or separator character)"
+            )
+    return None
+
+
+def text_problem(value: str) -> str | None:
+    """Why `value` is not Unicode text (it holds a lone surrogate), or None."""
+    if value.isascii():
+        return None
+    found = _SURROGATE.search(value)
+    if found is None:
+        return None
+    return f"lone surrogate U+{ord(found.group()):04X} at index {found.start()} (not Unicode text)"
 
 
 def _violation(path: str, message: str) -> InvalidEvent:
@@ -40,11 +112,30 @@ def _string(limits: Limits) -> Converter:
         if type(value) is not str:
             raise _violation(path, f"expected a string, got {type(value).__name__}")
         # A UTF-8 character takes at most 4 bytes: encode only when it could matter.
-        if len(value) * 4 > max_bytes and len(value.encode("utf-8")) > max_bytes:
-            raise InvalidEvent(
-                "too_large", f"{path}: string of {len(value.encode())} bytes exceeds {max_bytes}"
-            )
+        if len(value) * 4 > max_bytes:
+            size = len(value.encode("utf-8", "surrogatepass"))  # the size even if not text
+            if size > max_bytes:
+                raise InvalidEvent(
+                    "too_large", f"{path}: string of {size} bytes exceeds {max_bytes}"
+                )
+        problem = text_problem(value)
+        if problem is not None:
+            raise _violation(path, problem)
         return value
+
+    return convert
+
+
+def _name(limits: Limits) -> Converter:
+    """An identifier other than the envelope's ids: a string without a refused character."""
+    text = _string(limits)
+
+    def convert(value: Any, path: str) -> str:
+        checked: str = text(value, path)
+        problem = identifier_problem(checked)
+        if problem is not None:
+            raise _violation(path, problem)
+        return checked
 
     return convert
 
@@ -54,6 +145,9 @@ def _identifier(value: Any, path: str) -> str:
         raise _violation(path, f"expected a string, got {type(value).__name__}")
     if not 1 <= len(value) <= _ID_MAX_CHARS:
         raise _violation(path, f"must be 1..{_ID_MAX_CHARS} characters, got {len(value)}")
+    problem = identifier_problem(value)
+    if problem is not None:
+        raise _violation(path, problem)
     return value
 
 
@@ -87,6 +181,8 @@ def _boolean(value: Any, path: str) -> bool:
 
 def _timestamp(value: Any, path: str) -> int:
     if type(value) is int:  # decoded Avro timestamp-micros
+        if not MIN_MICROS <= value <= MAX_MICROS:
+            raise _violation(path, f"{value} microseconds is outside years 1..9999")
         return value
     if type(value) is not str:
         raise _violation(path, "expected an RFC 3339 timestamp string")
@@ -100,11 +196,18 @@ def _enum(symbols: tuple[str, ...]) -> Converter:
     allowed = frozenset(symbols)
 
     def convert(value: Any, path: str) -> str:
-        if value not in allowed or type(value) is not str:
-            raise _violation(path, f"{value!r} is not one of {', '.join(symbols)}")
+        # The type first: a list or an object is not hashable, so `in` would raise.
+        if type(value) is not str or value not in allowed:
+            raise _violation(path, f"{_shown(value)} is not one of {', '.join(symbols)}")
         return str(value)
 
     return convert
+
+
+def _shown(value: Any) -> str:
+    """A refused value in a message: its repr (which escapes control characters), cut."""
+    text = repr(value)
+    return text if len(text) <= 80 else f"{text[:77]}..."
 
 
 def _optional(inner: Converter) -> Converter:
@@ -150,7 +253,7 @@ def _converter(name: str, hint: Any, limits: Limits) -> Converter:
     if name in _ID_FIELDS:
         return _identifier
     simple: dict[Any, Converter] = {
-        str: _string(limits),
+        str: _string(limits) if name in TEXT_FIELDS else _name(limits),
         int: _integer(name),
         float: _double,
         bool: _boolean,
@@ -177,15 +280,20 @@ def _fast_check(name: str, hint: Any, limits: Limits, consts: dict[str, Any], sl
     if origin is typing.Literal:
         consts[f"{slot}_allowed"] = frozenset(typing.get_args(hint))
         return f"(type(v) is str and v in {slot}_allowed)"
+    # Strings: a printable identifier (str.isprintable() is false for every refused
+    # character), or an ASCII or printable text (no surrogate), is valid as is.
+    chars = limits.max_string_bytes // 4
+    clean = "({0}.isascii() or {0}.isprintable())" if name in TEXT_FIELDS else "{0}.isprintable()"
+    item = "(type({0}) is str and len({0}) <= " + str(chars) + " and " + clean + ")"
     if origin is tuple and typing.get_args(hint)[0] is str:
-        item = f"(type(x) is str and len(x) <= {limits.max_string_bytes // 4})"
-        return f"(type(v) is list and len(v) <= {limits.max_list_items} and all({item} for x in v))"
+        items = f"all({item.format('x')} for x in v)"
+        return f"(type(v) is list and len(v) <= {limits.max_list_items} and {items})"
     if name == "occurred_at":
-        return "type(v) is int"
+        return f"(type(v) is int and {MIN_MICROS} <= v <= {MAX_MICROS})"
     if name in _ID_FIELDS:
-        return f"(type(v) is str and 0 < len(v) <= {_ID_MAX_CHARS})"
+        return f"(type(v) is str and 0 < len(v) <= {_ID_MAX_CHARS} and v.isprintable())"
     if hint is str:
-        return f"(type(v) is str and len(v) <= {limits.max_string_bytes // 4})"
+        return item.format("v")
     if hint is int:
         low = _MINIMUM.get(name, _INT32[0])
         return f"(type(v) is int and {low} <= v <= {_INT32[1]})"
@@ -298,7 +406,9 @@ def _not_an_object(value: Any, path: str) -> InvalidEvent:
 
 
 def _unknown_fields(value: Mapping[str, Any], known: frozenset[str], path: str) -> InvalidEvent:
-    unknown = sorted(str(key) for key in set(value) - known)
+    unknown = sorted(
+        _shown(key) if not str(key).isprintable() else str(key) for key in set(value) - known
+    )
     return _violation(path or "event", f"unknown field(s) {', '.join(unknown)}")
 
 
