@@ -60,6 +60,7 @@ def blocker(sentence: Sentence, words: Sequence[str], cand: Candidate) -> Blocke
         and not (cand.use is not None and cand.use.how == "np" and cand.use.lo <= first)
         and h != first
         and not (first + 1 < n and words[first + 1] in ("`n", "`r"))
+        and not (first + 1 < n and _finite_after_noun(words[first + 1]))
         and ":" not in words[first + 1 : first + 4]
         and not any(w in (":", ";", "-", "|", "\u2192") for w in words[first:h])
     ):
@@ -254,3 +255,19 @@ def _reported(words: Sequence[str], lo: int) -> bool:
             who = words[j] if j >= 0 else ""
             return nounish(who) and who not in ("i", "we") and not who.startswith(("i'", "we'"))
     return False
+
+
+def _finite_after_noun(word: str) -> bool:
+    """Whether `word`, right after an opening word that could be a verb, shows that word
+    to be a noun with its own verb: "Build succeeded", "Test passes", "Deploy is live"."""
+    return (word.endswith("ed") and len(word) > 4 and "-" not in word) or word in (
+        "is",
+        "are",
+        "was",
+        "were",
+        "has",
+        "have",
+        "passes",
+        "works",
+        "runs",
+    )

@@ -16,8 +16,9 @@ import re
 from collections.abc import Sequence
 
 from outcomes.reducers.claims.constructions import Candidate
-from outcomes.reducers.claims.lexicon import class_of
+from outcomes.reducers.claims.lexicon import HOSTS, class_of
 from outcomes.reducers.claims.narrative import Token
+from outcomes.reducers.claims.objects import place_of
 
 # An all-capitals status token that is a line of its own ("COMMIT_COMPLETE").
 _SENTINEL = re.compile(r"[A-Z][A-Z_]*(?:COMPLETE|COMPLETED|DONE|FINISHED|SUCCESS)|TERMINATE")
@@ -54,15 +55,104 @@ CHECK_ACTS = class_of("compiles compiled builds built typechecks lints")
 RESULTS = class_of("successfully cleanly fine")
 
 
+# Verbs after "no longer" whose absence is the fix shown: "no longer produce errors".
+SYMPTOMS = class_of(
+    """produce produces raise raises throw throws fail fails crash crashes error errors
+    hang hangs occur occurs appear appears show shows break breaks leak leaks time
+    times"""
+)
+
+# "No further action is required", "nothing left to fix": the task needs nothing more.
+FURTHER = class_of("further more else left remaining additional")
+
+WORK_NOUNS = class_of("action actions changes work steps fixes edits")
+
+NEEDED = class_of("required needed necessary")
+
+RESPONSE_VERBS = class_of(
+    "responds responded returns returned returning answers answered serves served"
+)
+
+CHECK_MARKS = frozenset({"`k"})
+
+CHECK_STATES = class_of("tested verified validated passing passed green")
+
+# Labels that name a remote object just made: "New Message ID: reply_1".
+ID_WORDS = class_of("id key number url link")
+
+NEW_WORDS = class_of("new created")
+
+
+def _http_ok(tok: Token) -> bool:
+    return tok.norm == "`n" and len(tok.raw) == 3 and tok.raw.startswith("2")
+
+
 def status_candidates(words: Sequence[str], toks: Sequence[Token]) -> list[Candidate]:
     out: list[Candidate] = []
     n = len(words)
-    alpha = [i for i, w in enumerate(words) if w[:1].isalpha() or w.startswith("`")]
+    alpha = [i for i, w in enumerate(words) if w[:1].isalpha() or (w[:1] == "`" and w != "`k")]
     if len(alpha) == 1 and _SENTINEL.fullmatch(toks[alpha[0]].raw):
         i = alpha[0]
         out.append(Candidate("completion", "sentinel", i, i, i))
+    # "✅ Tested", "✅ On GitHub": a check mark and a state as the whole line.
+    if len(alpha) in (1, 2) and words[0] in CHECK_MARKS:
+        rest = [words[i] for i in alpha]
+        if rest[0] in CHECK_STATES and len(rest) == 1:
+            out.append(Candidate("verification", "check_mark", 0, alpha[0], alpha[0]))
+        elif rest[0] == "on" and len(rest) == 2 and rest[1] in HOSTS:
+            out.append(Candidate("effect", "check_mark", 0, alpha[1], alpha[1]))
+    # "New Message ID: reply_1", "PR #20: [title](url)": a remote object just made,
+    # named by its id or its number and link.
+    if ":" in words:
+        colon = words.index(":")
+        label = words[:colon]
+        value = words[colon + 1 : colon + 3]
+        named = [x for x in label if x[:1].isalpha()]
+        if (
+            named
+            and named[-1] in ID_WORDS
+            and any(x in NEW_WORDS for x in named)
+            and place_of(named) == "remote"
+            and value
+        ):
+            out.append(Candidate("effect", "new_id", 0, colon + 1, colon - 1))
+        elif (
+            named in (["pr"], ["mr"], ["pull", "request"])
+            and "`#" in label
+            and value[:1] in (["`l"], ["`u"])
+        ):
+            out.append(Candidate("effect", "pr_link", 0, colon + 1, label.index("`#")))
     for i, w in enumerate(words):
         nxt = words[i + 1] if i + 1 < n else ""
+        # "HTTP 200 from …", "the route responds with 200", "returned 201"
+        if w in ("http", "status") and i + 1 < n and _http_ok(toks[i + 1]):
+            out.append(Candidate("verification", "http_ok", i, i + 1, i))
+        if w in RESPONSE_VERBS:
+            j = i + 1
+            while j < n and j <= i + 3 and words[j] in ("with", "a", "an", "http", "status"):
+                j += 1
+            if j < n and _http_ok(toks[j]):
+                lo = i - 1 if i > 0 and words[i - 1][:1].isalpha() else i
+                out.append(Candidate("verification", "http_ok", lo, j, i))
+        # "no longer produce `ModuleNotFoundError`", "no longer crashes"
+        if w == "no" and nxt == "longer" and i + 2 < n and words[i + 2] in SYMPTOMS:
+            lo = i - 1 if i > 0 and words[i - 1][:1].isalpha() else i
+            out.append(Candidate("verification", "no_longer", lo, i + 2, i + 2, none=True))
+        # "handled the request without errors"
+        if w == "without" and i + 1 < n:
+            j = i + 2 if nxt == "any" else i + 1
+            if j < n and words[j] in FINDINGS:
+                out.append(Candidate("verification", "without_errors", i, j, j, none=True))
+        # "No further action is required", "nothing left to fix", "no instrumentation
+        # left to delete"
+        if w == "no" and nxt in FURTHER and i + 2 < n and words[i + 2] in WORK_NOUNS:
+            hit = next((x for x in range(i + 3, min(n, i + 6)) if words[x] in NEEDED), None)
+            if hit is not None:
+                out.append(Candidate("completion", "nothing_left", i, hit, hit, none=True))
+        if w in ("nothing", "no") and i + 3 < n:
+            k = i + 1 if w == "nothing" else i + 2
+            if k + 1 < n and words[k] in FURTHER and words[k + 1] == "to":
+                out.append(Candidate("completion", "nothing_left", i, k + 2, k, none=True))
         if _PASS_VALUE.fullmatch(w) and i > 0 and words[i - 1][:1].isalpha():
             out.append(Candidate("verification", "pass_value", i - 1, i, i))
         # "didn't find any … issues", "did not detect errors"
