@@ -12,6 +12,8 @@ import click
 from outcomes.cli import options
 from outcomes.common.runtime import tune_gc
 from outcomes.common.settings import Settings
+from outcomes.common.text import terminal_safe
+from outcomes.reducers.catalog import OUTPUT_KINDS
 from outcomes.reducers.engine import Engine
 from outcomes.reducers.records import OutputRecord
 from outcomes.sinks.writer import ClickHouseWriter
@@ -24,8 +26,18 @@ from outcomes.streams.replay import (
     settling_state,
 )
 
+# The --help text; the output kinds are the catalog's, so the list cannot fall behind.
+_HELP = f"""Fold the events of FILES (in file order) into outcome accounts.
 
-@click.command()
+Writes one JSON record per line, each with a `record` field ({", ".join(OUTPUT_KINDS)}).
+Files named *.avro are read as Avro container files, others as JSONL (or Avro, if they
+start like one). Invalid events become dead letters and processing goes on; each is
+also reported as `file:line: reason: message` on standard error (control characters
+escaped), and the exit code is then 1. A summary goes to standard error.
+"""
+
+
+@click.command(help=_HELP)
 @click.argument(
     "files", nargs=-1, required=True, type=click.Path(exists=True, dir_okay=False, path_type=Path)
 )
@@ -42,15 +54,7 @@ from outcomes.streams.replay import (
     from_env=False,
 )
 def replay(files: tuple[Path, ...], out_path: Path | None, clickhouse: str | None) -> None:
-    """Fold the events of FILES (in file order) into outcome accounts.
-
-    Writes one JSON record per line, each with a `record` field (account_revision,
-    notification, provenance_row, claim_verdict, dead_letter). Files named *.avro are
-    read as Avro container files, others as JSONL (or Avro, if they start like one).
-    Invalid events become dead letters and processing goes on; each is also reported as
-    `file:line: reason: message` on standard error, and the exit code is then 1. A
-    summary goes to standard error.
-    """
+    """`outcomes replay` (its help is `_HELP`)."""
     tune_gc()
     settings = Settings.load()
     limits = settings.limits
@@ -68,7 +72,8 @@ def replay(files: tuple[Path, ...], out_path: Path | None, clickhouse: str | Non
             if record.kind == "dead_letter":
                 body = record.body
                 where = f"{body['origin_file']}:{body['origin_line']}"
-                click.echo(f"{where}: {body['reason']}: {body['message']}", err=True)
+                line = f"{where}: {body['reason']}: {body['message']}"
+                click.echo(terminal_safe(line), err=True)
             if writer is not None:
                 batch.append(record)
                 if len(batch) >= 5000:

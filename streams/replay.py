@@ -23,6 +23,8 @@ from outcomes.reducers.validate import event_parser
 
 T = TypeVar("T")
 
+# The first bytes of an Avro object container file (the Avro specification).
+CONTAINER_MAGIC = b"Obj\x01"
 # Records between two gc.freeze() calls in a one-shot replay (see `settling_state`).
 SETTLE_EVERY = 10_000
 
@@ -116,9 +118,23 @@ def file_items(path: Path, limits: Limits) -> Iterator[SourceItem]:
     container magic, else JSONL.
     """
     with path.open("rb") as handle:
-        magic = handle.read(4)
-    if path.suffix == ".avro" or magic == b"Obj\x01":
+        magic = handle.read(len(CONTAINER_MAGIC))
+    if magic == CONTAINER_MAGIC:
         yield from iter_container_items(path, limits)
+    elif path.suffix == ".avro":
+        # Without the magic, the container reader fails on whatever the first bytes
+        # happen to mean ("read length must be non-negative" for JSON text).
+        if not magic:
+            found = "it is empty"
+        elif magic[:1] in (b"{", b"["):
+            found = "it starts with JSON text, not Obj\\x01"
+        else:
+            found = f"it starts with {magic!r}, not Obj\\x01"
+        message = (
+            f"{path}: not an Avro container file ({found}); a file named *.avro is read "
+            "as Avro: name a JSONL file *.jsonl"
+        )
+        yield SourceItem(str(path), 1, b"", error=InvalidEvent("undecodable", message))
     else:
         yield from jsonl_items(path, limits)
 

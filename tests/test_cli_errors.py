@@ -144,8 +144,12 @@ def test_a_file_named_avro_is_read_as_avro(tmp_path: Path) -> None:
     proc = outcomes("replay", str(path))
     assert proc.returncode == 1
     lines = proc.stderr.splitlines()
-    assert lines[0].startswith(f"{path}:1: undecodable: {path}: record 1: "), lines
+    assert lines[0] == (
+        f"{path}:1: undecodable: {path}: not an Avro container file (it starts with JSON "
+        "text, not Obj\\x01); a file named *.avro is read as Avro: name a JSONL file *.jsonl"
+    ), lines
     assert "Traceback" not in proc.stderr
+    assert "read length" not in proc.stderr
     (letter,) = [json.loads(line) for line in proc.stdout.splitlines()]
     assert letter["record"] == "dead_letter" and letter["reason"] == "undecodable"
 

@@ -1,0 +1,128 @@
+"""`outcomes replay` over a file whose bad lines come between the five-file run's own
+(issue 24): each bad line is one dead letter and one `file:line: reason: message` line
+on standard error, escaped, and every valid line is still folded, to the same records
+as the file without the bad lines."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from outcomes.reducers.catalog import OUTPUT_KINDS
+from tests.cli_support import outcomes
+
+ROOT = Path(__file__).resolve().parent.parent
+SAMPLE = ROOT / "samples" / "five_file_run.jsonl"
+RUN = "run-five-files"
+
+
+def bad(event_id: str, **fields: Any) -> str:
+    body = {
+        "event_id": event_id,
+        "run_id": RUN,
+        "type": "review.recorded",
+        "occurred_at": "2026-11-30T10:00:30Z",
+        "source": "probe",
+        "state": "pass",
+        **fields,
+    }
+    return json.dumps(body)
+
+
+# (the line, the message its dead letter carries)
+BAD_LINES = [
+    (bad("x-list", state=["pass"]), "state: ['pass'] is not one of pass, fail, indeterminate"),
+    (bad("x-object", state={"pass": True}), "state: {'pass': True} is not one of pass"),
+    (
+        bad("x-max", occurred_at=2**63 - 1),
+        "occurred_at: 9223372036854775807 microseconds is outside years 1..9999",
+    ),
+    (
+        bad("x-min", occurred_at=-(10**17)),
+        "occurred_at: -100000000000000000 microseconds is outside years 1..9999",
+    ),
+    (bad("x-esc", run_id="run\x1b[2J"), "run_id: control character U+001B at index 3"),
+    (bad("x-newline", run_id="run\nstatus: complete"), "run_id: control character U+000A"),
+    (bad("x-bidi", run_id="run\u202egnp.exe"), "run_id: format character U+202E at index 3"),
+    (bad("x-nul", source="pro\x00be"), "source: control character U+0000 at index 3"),
+    (bad("x-empty", run_id=""), "run_id: must be 1..128 characters, got 0"),
+]
+
+
+def records_of(stdout: str) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in stdout.splitlines()]
+
+
+@pytest.fixture(scope="module")
+def clean(tmp_path_factory: pytest.TempPathFactory) -> list[dict[str, Any]]:
+    proc = outcomes("replay", str(SAMPLE))
+    assert proc.returncode == 0, proc.stderr
+    return records_of(proc.stdout)
+
+
+def test_each_bad_line_is_one_dead_letter_and_the_rest_is_folded(
+    tmp_path: Path, clean: list[dict[str, Any]]
+) -> None:
+    good = [line for line in SAMPLE.read_text().splitlines() if line.strip()]
+    lines: list[str] = []
+    for index, line in enumerate(good):  # a bad line after every valid one, in turn
+        lines.append(line)
+        if index < len(BAD_LINES):
+            lines.append(BAD_LINES[index][0])
+    path = tmp_path / "hostile.jsonl"
+    path.write_text("\n".join(lines) + "\n")
+
+    proc = outcomes("replay", str(path))
+
+    assert proc.returncode == 1
+    assert "Traceback" not in proc.stderr
+    records = records_of(proc.stdout)
+    letters = [r for r in records if r["record"] == "dead_letter"]
+    assert [(d["origin_line"], d["reason"]) for d in letters] == [
+        (2 * i + 2, "schema_violation") for i in range(len(BAD_LINES))
+    ]
+    for letter, (_, message) in zip(letters, BAD_LINES, strict=True):
+        assert letter["message"].startswith(message), letter["message"]
+    # Nothing else lost: the valid lines give exactly the records of the file without
+    # the bad lines.
+    assert [r for r in records if r["record"] != "dead_letter"] == clean
+    # One line per bad line on standard error, then the summary and the error line; no
+    # data character reaches the terminal raw.
+    err = proc.stderr.splitlines()
+    assert len(err) == len(BAD_LINES) + 2, err
+    for line, letter in zip(err[: len(letters)], letters, strict=True):
+        assert line.startswith(f"{path}:{letter['origin_line']}: schema_violation: ")
+    assert not any(ch in proc.stderr for ch in "\x1b\x00\u202e")
+    assert f"rejected {len(BAD_LINES)}, revisions 3" in err[-2]
+
+
+def test_a_jsonl_file_named_avro_is_one_clear_line(tmp_path: Path) -> None:
+    path = tmp_path / "events.avro"
+    path.write_bytes(SAMPLE.read_bytes())
+    proc = outcomes("replay", str(path))
+    assert proc.returncode == 1
+    assert proc.stderr.splitlines()[0] == (
+        f"{path}:1: undecodable: {path}: not an Avro container file (it starts with JSON "
+        "text, not Obj\\x01); a file named *.avro is read as Avro: name a JSONL file *.jsonl"
+    )
+    assert "Traceback" not in proc.stderr and "ValueError" not in proc.stderr
+
+
+def test_an_empty_file_named_avro_says_so(tmp_path: Path) -> None:
+    path = tmp_path / "empty.avro"
+    path.write_bytes(b"")
+    proc = outcomes("replay", str(path))
+    assert proc.returncode == 1
+    assert "(it is empty)" in proc.stderr.splitlines()[0]
+
+
+def test_replay_help_names_every_output_kind() -> None:
+    proc = outcomes("replay", "--help")
+    assert proc.returncode == 0
+    text = " ".join(proc.stdout.split())
+    missing = [kind for kind in OUTPUT_KINDS if kind not in text]
+    assert not missing
+    assert "claim_notification" in text
