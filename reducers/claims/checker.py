@@ -313,7 +313,11 @@ def _judge_persistence(found: Found, facts: Facts, mentions: Mentions) -> Judgem
 
 
 def judge(text: str, found: Found, facts: Facts | None, mentions: Mentions) -> Judgement:
-    """The verdict on one present assertion (`facts` None: the run has no account)."""
+    """The verdict on one present assertion (`facts` None: the run has no account). A
+    candidate the grammar could not decide (`found.review`) goes to a person whatever
+    the account says: `needs_review`, never `contradicted`."""
+    if found.review is not None:
+        return Judgement("needs_review", None, found.review)
     if facts is None:
         return Judgement("unverifiable", None, "no_account")
     if found.kind == "completion":

@@ -34,7 +34,7 @@ from outcomes.reducers.claims.constructions import (
 from outcomes.reducers.claims.heads import head_candidates, json_status, sentence_candidates
 from outcomes.reducers.claims.lexicon import HARD
 from outcomes.reducers.claims.narrative import Sentence, sentences
-from outcomes.reducers.claims.scope import blocker
+from outcomes.reducers.claims.scope import Review, blocker, review_reason
 from outcomes.reducers.claims.statuses import status_candidates
 
 
@@ -44,6 +44,9 @@ class Found:
 
     `phrase` names the rule that found it; `none` marks a claim that nothing external
     happened. `clause` and `sentence` are the spans used to find what it is about.
+    `review` is why an assertion the grammar cannot decide goes to a person
+    (`needs_review`): "hedged" ("It looks like the job completed"), "kind_unclear" (a
+    status value whose kind its label does not tell: "Status: Created").
     """
 
     kind: ClaimKind
@@ -54,6 +57,7 @@ class Found:
     clause: Span
     sentence: Span
     blocked: Blocker | None
+    review: Review | None = None
 
 
 def _spans(sentence: Sentence, cand: Candidate) -> tuple[int, int]:
@@ -79,6 +83,15 @@ def scan_sentence(sentence: Sentence) -> list[Found]:
     cands += head_candidates(words, sentence.tokens)
     cands += sentence_candidates(words, sentence.tokens)
     cands += status_candidates(words, sentence.tokens)
+    # A label's value read by its shape only when no head rule read it.
+    cands = [
+        c
+        for c in cands
+        if c.rule not in ("status_value", "label_value")
+        or not any(
+            o.rule not in ("status_value", "label_value") and o.lo <= c.head <= o.hi for o in cands
+        )
+    ]
     out: list[Found] = []
     taken: list[tuple[int, int, str]] = []
     for cand in sorted(cands, key=lambda c: (c.lo, -(c.hi - c.lo))):
@@ -100,6 +113,7 @@ def scan_sentence(sentence: Sentence) -> list[Found]:
                 _clause_span(sentence, words, cand.head),
                 (sentence.start, sentence.end),
                 blocker(sentence, words, cand),
+                review_reason(words, cand),
             )
         )
     return out

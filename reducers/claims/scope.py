@@ -6,6 +6,7 @@ failure or an earlier time). docs/claims.md, "What is not a present assertion".
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Literal
 
 from outcomes.reducers.claims.constructions import (
     Blocker,
@@ -271,3 +272,27 @@ def _finite_after_noun(word: str) -> bool:
         "works",
         "runs",
     )
+
+
+Review = Literal["hedged", "kind_unclear"]
+
+# Words that hedge what follows: the writer does not assert it, nor deny it.
+HEDGES = frozenset(
+    {"seems", "seem", "seemed", "appears", "appear", "appeared", "apparently", "probably"}
+    | {"likely", "presumably", "supposedly", "possibly", "perhaps", "maybe"}
+)
+
+
+def review_reason(words: Sequence[str], cand: Candidate) -> Review | None:
+    """Why a candidate with no blocker is still for a person to decide, or None."""
+    if cand.rule == "status_value":
+        return "kind_unclear"
+    h = cand.head
+    start = h
+    while start > 0 and words[start - 1] not in HARD:
+        start -= 1
+    for y in range(start, h):
+        w = words[y]
+        if w in HEDGES or (w in ("looks", "look", "looked") and words[y + 1] in ("like", "as")):
+            return "hedged"
+    return None

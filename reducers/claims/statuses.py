@@ -122,6 +122,7 @@ def status_candidates(words: Sequence[str], toks: Sequence[Token]) -> list[Candi
             and value[:1] in (["`l"], ["`u"])
         ):
             out.append(Candidate("effect", "pr_link", 0, colon + 1, label.index("`#")))
+    out += _label_value(words)
     for i, w in enumerate(words):
         nxt = words[i + 1] if i + 1 < n else ""
         # "HTTP 200 from …", "the route responds with 200", "returned 201"
@@ -187,3 +188,39 @@ def status_candidates(words: Sequence[str], toks: Sequence[Token]) -> list[Candi
                     break
             out.append(Candidate("verification", "check_act", lo, i + 1, i))
     return out
+
+
+# Values of a status label that say a state was reached, beyond the head words.
+STATUS_VALUES = class_of(
+    """active live running working healthy online available created deleted removed
+    updated cancelled canceled booked confirmed scheduled sent archived restored
+    enabled disabled configured provisioned"""
+)
+
+
+def _label_value(words: Sequence[str]) -> list[Candidate]:
+    """ "**Status**: Created", "`frontend` project: Deleted": a label and a state as its
+    value. The label's nouns give the kind; a label that names no place leaves the kind
+    to a person (`needs_review`, rule `status_value`)."""
+    if ":" not in words:
+        return []
+    colon = words.index(":")
+    label = [w for w in words[:colon] if w[:1].isalpha()]
+    j = colon + 1
+    while j < len(words) and words[j] in ("`k", "*"):
+        j += 1
+    if not label or len(label) > 5 or j >= len(words) or words[j] not in STATUS_VALUES:
+        return []
+    after = list(words[j + 1 :])
+    after = after[: after.index("(")] if "(" in after else after
+    rest = [w for w in after if w[:1].isalpha()]
+    if rest and rest[0] not in ("and", "with", "on", "in", "to", "from", "for", "at"):
+        return []  # "Created: the file list below" is a label of what follows
+    place = place_of(label)
+    if place == "remote":
+        return [Candidate("effect", "label_value", 0, j, j)]
+    if place == "record":
+        return [Candidate("persistence", "label_value", 0, j, j)]
+    if place == "check":
+        return [Candidate("verification", "label_value", 0, j, j)]
+    return [Candidate("completion", "status_value", 0, j, j)]
