@@ -150,6 +150,47 @@ def test_no_receipt_when_the_span_does_not_show_a_checks_result(
     assert len(by_type(events, "tool.finished")) == 1  # the action is still recorded
 
 
+def test_a_non_zero_exit_status_fails_the_tool() -> None:
+    recorder = Recorder()
+    recorder.tool(
+        "bash", {"command": "make"}, {"stderr": "make: *** [all] Error 2", "exit_code": 2}
+    )
+    events = events_of(recorder.request())
+    (finished,) = by_type(events, "tool.finished")
+    assert (finished["outcome"], finished["error_class"]) == ("failed", "exit_code:2")
+    (receipt,) = by_type(events, "verification.receipt")
+    assert receipt["result"] == "fail"
+
+
+def test_commits_and_pushes_are_effects_in_the_state_their_output_shows() -> None:
+    recorder = Recorder()
+    commit = {"stdout": "[main 1a2b3c4] fix retry\n 1 file changed\n", "exit_code": 0}
+    recorder.tool("bash", {"command": 'git commit -am "fix"'}, commit, call_id="c1")
+    rejected = " ! [rejected]        main -> main (fetch first)\nerror: failed to push some refs"
+    recorder.tool("bash", {"command": "git push"}, {"stderr": rejected, "exit_code": 1}, "c2")
+    recorder.tool("bash", {"command": "git push"}, None, call_id="c3")  # no result recorded
+    events = events_of(recorder.request())
+    intents = {e["intent_id"]: e["effect_class"] for e in by_type(events, "effect.intent")}
+    assert intents == {"c1:commit:0": "write", "c2:push:0": "publication"}
+    receipts = {e["intent_id"]: e for e in by_type(events, "effect.receipt")}
+    assert receipts["c1:commit:0"]["receipt_id"] == "1a2b3c4"
+    assert receipts["c1:commit:0"]["observed"] == "present"
+    assert receipts["c2:push:0"]["observed"] == "failed"
+
+
+def test_a_tool_named_like_an_effect_is_one() -> None:
+    recorder = Recorder()
+    recorder.tool("send_email", {"to": "ana@example.org"}, call_id="m1")  # no result shown
+    recorder.tool("send_email", {"to": "bo@example.org"}, "SMTP refused", "m2", "SMTPError")
+    events = events_of(recorder.request())
+    intents = {e["intent_id"][:2]: e["effect_class"] for e in by_type(events, "effect.intent")}
+    assert intents == {"m1": "notification", "m2": "notification"}
+    states = [(e["intent_id"][:2], e["state"]) for e in by_type(events, "effect.transition")]
+    assert ("m1", "unknown") in states  # the call's result is not recorded
+    (receipt,) = by_type(events, "effect.receipt")
+    assert receipt["intent_id"].startswith("m2:") and receipt["observed"] == "failed"
+
+
 def test_the_same_span_always_gives_the_same_event_ids() -> None:
     recorder = one_run()
     first, again = events_of(recorder.request()), events_of(recorder.request())
@@ -383,6 +424,13 @@ def test_an_undelivered_request_is_503_and_its_retry_publishes_the_same_ids() ->
     sink.events.clear()
     response(receiver.handle(body, "application/x-protobuf", None))
     assert [e["event_id"] for e in sink.events] == failed
+
+
+def test_the_command_says_in_one_line_when_no_broker_answers() -> None:
+    proc = outcomes("otlp", "--port", "0", "--bootstrap", "127.0.0.1:1", timeout=60)
+    assert proc.returncode == 1
+    (line,) = proc.stderr.strip().splitlines()
+    assert line.startswith("outcomes otlp: error: no Kafka broker answered at 127.0.0.1:1")
 
 
 def test_a_span_whose_event_is_too_large_is_rejected_whole() -> None:
