@@ -15,14 +15,20 @@ span is mapped on its own (no state between requests), by what it shows:
   list of files), submits its output text as the narrative (`narrative.submitted`) and,
   when it ends, asks for the account (`finalize.requested` with no snapshot: spans show
   no workspace). An agent span that ended in an error interrupts the run instead
-  (`run.interrupted`, with the error as the reason). The root span of a trace that is a
-  model call or an OpenInference chain also starts and finalizes the run.
+  (`run.interrupted` with the error as the reason; `run.cancelled` when the error is a
+  cancellation). The root span of a trace that is a model call or an OpenInference
+  chain also starts and finalizes the run.
 - A tool span (`execute_tool`; OpenInference `TOOL`; OpenLLMetry `tool`) is an action:
-  `tool.started` and `tool.finished` under `gen_ai.tool.call.id` (or the span id), the
-  outcome from the span status (`ERROR` or an `error.type`: failed; otherwise succeeded,
-  as the conventions leave the status unset on success). A shell tool whose command is a
-  test, build or lint run also makes a `verification.receipt`, but only when its result
-  shows the runner's summary or the exit status; otherwise the check is not reported.
+  `tool.started` and `tool.finished` under `gen_ai.tool.call.id` (or the span id). Its
+  outcome is `failed` when the span ended in an error (status `ERROR`, `error.type`) or
+  its result shows a non-zero exit status, else `succeeded` (the conventions leave the
+  status unset when the operation raised nothing). A shell tool's command is read by
+  `outcomes.importers.commands`, as in every importer: a check (test runner, build,
+  linter, type checker) makes a `verification.receipt` whose result is the runner's
+  summary, else the exit status, else `indeterminate`; commits, pushes, deploys and
+  messages make effects in the state the result shows. A tool whose result is not
+  recorded (content capture is opt-in) shows no outcome for its command: no receipt, no
+  effect. A non-shell tool named like an effect (`send_email`) is that effect.
 - A model span (`chat`, `generate_content`, `text_completion`; OpenInference `LLM`;
   OpenLLMetry `llm.request.type`) records the model call (`inference.started`).
 
