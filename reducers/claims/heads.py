@@ -138,7 +138,9 @@ def _head(
         return Candidate("completion", "all_set", h - 1, h, h)
     if w == "set" and nxt == "up":
         use = use_of(words, h, prior)
-        return _built("completion", "set_up", use, h, h + 1) if use else None
+        if use is None or _introducer(words, h + 1, use):
+            return None
+        return _built("completion", "set_up", use, h, h + 1)
     if w == "out" and _after(words, h, 2) == ["of", "draft"]:
         use = use_of(words, h, prior)
         return _built("effect", "out_of_draft", use, h, h + 2) if use else None
@@ -230,6 +232,8 @@ def _completion(words: Sequence[str], h: int, w: str, prior: Use | None) -> Cand
             return Candidate("completion", "success", h, h, h)  # "Success!" as a line
         return None
     if use is None:
+        return None
+    if _introducer(words, h, use):
         return None
     if prev in ("\u2192", "as"):  # "In Progress → Completed", "mark … as complete"
         return None
@@ -360,7 +364,10 @@ def _verification(
         return _built(kind, "successful", use, h, h)
     if w == "succeeded":
         noun = _subject_noun(use, words, h)
-        return _built(_kind_by_subject(noun, "completion"), "succeeded", use, h, h)
+        kind = _kind_by_subject(noun, "completion")
+        if kind == "completion" and _code_is_check(toks, use.lo, h):
+            kind = "verification"  # "`npx tsc --noEmit` succeeded"
+        return _built(kind, "succeeded", use, h, h)
     if w in ("pass", "passes") and use.how == "agentless":
         return None  # "Pass the flag…"
     if w == "green" and use.how == "agentless" and len(words) > 2:
@@ -723,6 +730,8 @@ def _state(words: Sequence[str], h: int, w: str, prior: Use | None) -> Candidate
         return None
     if use.how == "coord" and not use.aux:
         return None
+    if use.subject in (("that",), ("which",), ("who",)):
+        return None  # "the project that's working": a relative clause names a thing
     near = words[max(0, at - 3) : at]
     if w not in STRONG_STATES and w not in HOSTS and not any(x in NOW_ADVERBS for x in near):
         return None
@@ -783,3 +792,23 @@ def _authorship(words: Sequence[str], h: int) -> bool:
 _AUTHORED = frozenset(
     {"created", "generated", "written", "authored", "made", "produced", "signed", "opened"}
 )
+
+
+def _introducer(words: Sequence[str], h: int, use: Use) -> bool:
+    """ "I've added:", "We have set up:": a first-person perfect that introduces the list
+    of edits after it, not a result (but "I've successfully:" sums the list up)."""
+    return (
+        use.how in ("first", "pronoun")
+        and h + 1 < len(words)
+        and words[h + 1] == ":"
+        and all(not x[:1].isalpha() for x in words[h + 2 :])
+        and "successfully" not in words[:h]
+    )
+
+
+def _code_is_check(toks: Sequence[Token], lo: int, h: int) -> bool:
+    """Whether a command in the subject runs a check: "`npx tsc --noEmit`", "`go test`"."""
+    for tok in toks[lo:h]:
+        if tok.norm == "`c" and place_of(re.findall(r"[a-z0-9]+", tok.raw.lower())) == "check":
+            return True
+    return False

@@ -316,10 +316,10 @@ STATE_WORDS = class_of(
     """running live functional operational healthy available online active synced
     safe stable accessible reachable correct valid accurate up-to-date consistent
     enabled configured installed connected secured protected restored intact
-    published deployed merged resolved production-ready"""
+    published deployed merged resolved production-ready working place"""
 )
 
-STRONG_STATES = class_of("running live functional operational healthy online synced")
+STRONG_STATES = class_of("running live functional operational healthy online synced working place")
 
 # States that are what a check shows ("The calculation is correct", "… is healthy").
 CHECK_STATES = class_of("healthy correct valid accurate consistent")

@@ -15,7 +15,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from outcomes.reducers.claims.constructions import Candidate
+from outcomes.reducers.claims.constructions import Candidate, ClaimKind
 from outcomes.reducers.claims.lexicon import HOSTS, class_of
 from outcomes.reducers.claims.narrative import Token
 from outcomes.reducers.claims.objects import place_of
@@ -123,6 +123,13 @@ def status_candidates(words: Sequence[str], toks: Sequence[Token]) -> list[Candi
         ):
             out.append(Candidate("effect", "pr_link", 0, colon + 1, label.index("`#")))
     out += _label_value(words)
+    # "Git commit: `feat: add the parser`": a commit named by its message.
+    if ":" in words:
+        colon = words.index(":")
+        if words[:colon][-1:] == ["commit"] and words[colon + 1 : colon + 2] in (["`c"], ["`q"]):
+            out.append(
+                Candidate("persistence", "commit_message", max(0, colon - 2), colon + 1, colon - 1)
+            )
     for i, w in enumerate(words):
         nxt = words[i + 1] if i + 1 < n else ""
         # "HTTP 200 from …", "the route responds with 200", "returned 201"
@@ -154,6 +161,23 @@ def status_candidates(words: Sequence[str], toks: Sequence[Token]) -> list[Candi
             k = i + 1 if w == "nothing" else i + 2
             if k + 1 < n and words[k] in FURTHER and words[k + 1] == "to":
                 out.append(Candidate("completion", "nothing_left", i, k + 2, k, none=True))
+        # "I was able to successfully update your ticket": an act reported as done.
+        if w == "able" and i > 0 and words[i - 1] in ("was", "were") and nxt == "to":
+            j = i + 2
+            while j < n and words[j] in ("successfully", "finally", "also"):
+                j += 1
+            if j < n and words[j][:1].isalpha():
+                obj = [x for x in words[j + 1 : j + 8] if x[:1].isalpha()]
+                place = place_of(obj)
+                kind: ClaimKind = (
+                    "effect"
+                    if place == "remote"
+                    else "persistence"
+                    if place == "record"
+                    else "completion"
+                )
+                lo = i - 2 if i >= 2 and words[i - 2][:1].isalpha() else i - 1
+                out.append(Candidate(kind, "able_to", lo, min(n - 1, j + 2), j))
         if _PASS_VALUE.fullmatch(w) and i > 0 and words[i - 1][:1].isalpha():
             out.append(Candidate("verification", "pass_value", i - 1, i, i))
         # "didn't find any … issues", "did not detect errors"
