@@ -43,10 +43,11 @@ from outcomes.streams.sdk.producer import OutcomesProducer
     "--timeout",
     "message_timeout",
     type=click.FloatRange(min=0.1),
-    default=10.0,
+    default=5.0,
     show_default=True,
     help="Seconds for the broker to acknowledge a request's events; past that the "
-    "request is answered 503 and the exporter retries it.",
+    "request is answered 503 and the exporter retries it (keep it under the exporter's "
+    "own timeout, OTEL_EXPORTER_OTLP_TIMEOUT, 10 s by default).",
 )
 @click.option(
     "--max-body-bytes",
@@ -81,9 +82,7 @@ def otlp(
     producer = OutcomesProducer(
         settings, source="outcomes-otlp", message_timeout_ms=int(message_timeout * 1000)
     )
-    receiver = Receiver(
-        producer, max_body_bytes=max_body_bytes, flush_timeout=message_timeout + 5.0
-    )
+    receiver = Receiver(producer, max_body_bytes=max_body_bytes, flush_timeout=message_timeout)
     server = make_server(receiver, host, port)
     bound_host, bound_port = str(server.server_address[0]), server.server_address[1]
     click.echo(

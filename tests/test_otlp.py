@@ -5,6 +5,7 @@ protocol in both encodings, with bad input refused in one line.
 
 from __future__ import annotations
 
+import contextlib
 import gzip
 import json
 import threading
@@ -33,6 +34,7 @@ from outcomes.importers.otlp import map_request
 from outcomes.importers.otlp_http import parse_json
 from outcomes.importers.otlp_server import Answer, Receiver, make_server
 from outcomes.reducers.validate import parse_event
+from outcomes.streams.sdk.producer import OutcomesProducer
 from tests.cli_support import outcomes
 from tests.test_otlp_support import Recorder, otlp_json
 
@@ -424,6 +426,22 @@ def test_an_undelivered_request_is_503_and_its_retry_publishes_the_same_ids() ->
     sink.events.clear()
     response(receiver.handle(body, "application/x-protobuf", None))
     assert [e["event_id"] for e in sink.events] == failed
+
+
+def test_with_the_real_producer_and_no_broker_the_answer_is_503() -> None:
+    """The producer SDK's delivery failure (no broker within the message timeout) is a
+    503 the exporter retries, not a 200 for events that were never stored."""
+    producer = OutcomesProducer(bootstrap="127.0.0.1:1", source="test", message_timeout_ms=300)
+    try:
+        receiver = Receiver(producer, flush_timeout=5.0, log=lambda line: None)
+        body = one_run().request().SerializeToString()
+        answer = receiver.handle(body, "application/x-protobuf", None)
+    finally:
+        with contextlib.suppress(DeliveryError):
+            producer.close(timeout=1.0)
+    assert answer.status == 503 and ("Retry-After", "5") in answer.headers
+    assert "did not take this request's events" in refusal_line(answer)
+    assert receiver.counters.undelivered_requests == 1
 
 
 def test_the_command_says_in_one_line_when_no_broker_answers() -> None:
