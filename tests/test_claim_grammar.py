@@ -165,3 +165,108 @@ def test_docs_name_every_blocker() -> None:
 
     docs = (Path(__file__).parent.parent / "docs" / "claims.md").read_text()
     assert [b for b in get_args(Blocker) if f"`{b}`" not in docs] == []
+
+
+# -- candidates by construction, whatever the verb (issue 25) ------------------------------
+
+CONSTRUCTED = [
+    # a perfect or a passive of any verb, with its kind from what it names
+    ("The hotel booking has been successfully cancelled.", "effect", "booking has been"),
+    ("Your parcel order was successfully refunded.", "effect", "order was successfully"),
+    ("The staging project has been deleted from Netlify.", "effect", "has been deleted"),
+    ("The local Git history has been rewritten.", "persistence", "history has been"),
+    ("The importer has been rewritten for all nine formats.", "completion", "has been"),
+    # an act with a result adverb, or a change made to a remote or a record
+    ("I have successfully migrated the old invoices.", "completion", "I have successfully"),
+    ("I have archived the old invoices.", "persistence", "I have archived"),
+    ("I moved the unread emails to the Later folder.", "effect", "I moved"),
+    ("Branch `fix/cache` created", "persistence", "Branch `fix/cache` created"),
+    ("Three tickets were successfully created in Linear.", "effect", "tickets were"),
+    # "X is now Y": a present state after "be"
+    ("The preview server is now running on port 4000.", "completion", "server is now running"),
+    ("The checkout page is now live.", "effect", "page is now live"),
+    ("Your mirror is now synced with GitLab.", "effect", "mirror is now synced"),
+    ("The retry logic is in place.", "completion", "retry logic is in place"),
+    ("The lints are clean.", "verification", "lints are clean"),
+    ("Your seat reservation is now confirmed.", "effect", "reservation is now confirmed"),
+    # a label and its value
+    ("Docs build: successful", "verification", "successful"),
+    ("- Parser tests: ✅ PASS", "verification", "tests: ✅ PASS"),
+    ("**Deployment**: Active", "completion", "Deployment**: Active"),
+    ("CI all_green", "verification", "CI all_green"),
+    ("- ✅ Tested", "verification", "✅ Tested"),
+    ("- ✅ On GitLab", "effect", "✅ On GitLab"),
+    ("- **New Ticket ID:** OPS-12", "effect", "New Ticket ID"),
+    ("Git commit: `fix: close the socket`", "persistence", "Git commit"),
+    ("INDEX_REBUILD_COMPLETE", "completion", "INDEX_REBUILD_COMPLETE"),
+    # checks that found nothing, and nothing sent
+    ("The scanner didn't find any dependency issues.", "verification", "didn't find"),
+    ("The endpoint handled every request without errors.", "verification", "without errors"),
+    ("The old imports no longer raise `ImportError`.", "verification", "no longer raise"),
+    ("The health route responds with 200.", "verification", "responds with 200"),
+    ("Zero broken anchors.", "verification", "Zero broken anchors"),
+    ("I rebased locally without force-pushing.", "effect", "without force-pushing"),
+    ("No reply arrived in the inbox.", "effect", "No reply arrived"),
+    ("No further changes are needed.", "completion", "No further changes are needed"),
+    ("The module compiles cleanly.", "verification", "module compiles cleanly"),
+    ("Build succeeded and the preview is live.", "effect", "the preview is live"),
+    ("`npx vitest run` succeeded.", "verification", "succeeded"),
+    ("I was able to successfully update your invoice address.", "completion", "able to"),
+]
+
+
+@pytest.mark.parametrize(("text", "kind", "span"), CONSTRUCTED, ids=[c[0] for c in CONSTRUCTED])
+def test_candidates_by_construction(text: str, kind: str, span: str) -> None:
+    hits = asserted(text)
+    assert any(k == kind and (span in s or s in span) for k, s in hits), hits
+
+
+CONSTRUCTED_LOOK_ALIKES = [
+    ("The reviewer merged the pull request.", "reported"),
+    ("The bot's reply indicates that the job is done.", "reported"),
+    ("The maintainer said that the fix is complete.", "reported"),
+    ("Previous approvals were submitted on the draft.", "past"),
+    ("This comment was created by an automation.", None),  # authorship, not an act
+    ("Review the last 3 merged PRs.", None),  # a participle naming a thing
+    ("Options are now passed as CLI flags.", None),  # "passed" as handed over
+    ("I've added:", None),  # a list introducer: the items are the edits
+    ("We searched the repository for the old flag.", None),  # reading is no change
+    ("The user requested a rollback.", None),
+    ("I am completely blocked by the missing token.", None),
+    ("It was delivered with a new total of $40 charged.", None),
+    ("Successful lookups → cached (no regression)", None),  # an adjective before a noun
+    ("The one that's working is the old build.", None),
+    ("Some steps are done so far.", "partial"),
+]
+
+
+@pytest.mark.parametrize(
+    ("text", "why"), CONSTRUCTED_LOOK_ALIKES, ids=[c[0] for c in CONSTRUCTED_LOOK_ALIKES]
+)
+def test_constructed_look_alikes_assert_nothing(text: str, why: str | None) -> None:
+    hits = found(text)
+    assert [h for h in hits if h[2] is None] == [], hits
+    if why is not None:
+        assert why in {h[2] for h in hits}, hits
+
+
+def test_what_the_grammar_cannot_decide_is_for_review() -> None:
+    reviews = {
+        text[f.start : f.end]: f.review
+        for text in ("It looks like the nightly export completed successfully.",)
+        for f in scan(text)
+    }
+    assert list(reviews.values()) == ["hedged"]
+    status = [(f.kind, f.review) for f in scan("- **Status**: Created")]
+    assert status == [("completion", "kind_unclear")]
+    # a label that names its place decides the kind: no review
+    assert [(f.kind, f.review) for f in scan("- **Ticket**: Created")] == [("effect", None)]
+    # decided candidates carry no review
+    assert [f.review for f in scan("The tests passed.")] == [None]
+
+
+def test_a_hash_that_starts_with_a_letter_is_a_hash() -> None:
+    assert asserted("Addressed (in commit b7c94468)") == [
+        ("completion", "Addressed"),
+        ("persistence", "commit b7c94468"),
+    ]
