@@ -290,7 +290,7 @@ def _record(cls: type[Any], wrong: bool, skip: frozenset[str] = frozenset()) -> 
     return st.fixed_dictionaries(fields)
 
 
-def _events(wrong: bool) -> st.SearchStrategy[dict[str, Any]]:
+def hostile_events(wrong: bool) -> st.SearchStrategy[dict[str, Any]]:
     return st.sampled_from(sorted(EVENT_CLASSES)).flatmap(
         lambda t: _record(EVENT_CLASSES[t], wrong, frozenset({"type"})).map(
             lambda body: {**body, "type": t}
@@ -322,12 +322,12 @@ FUZZ = settings(max_examples=200, deadline=None, suppress_health_check=list(Heal
 
 
 @settings(FUZZ, max_examples=120)
-@given(st.lists(_events(wrong=True), max_size=6))
+@given(st.lists(hostile_events(wrong=True), max_size=6))
 def test_any_json_in_any_field_is_parsed_or_refused(values: list[dict[str, Any]]) -> None:
     _fold_all(values)
 
 
 @FUZZ
-@given(st.lists(_events(wrong=False), min_size=1, max_size=10))
+@given(st.lists(hostile_events(wrong=False), min_size=1, max_size=10))
 def test_every_event_the_parser_accepts_folds(values: list[dict[str, Any]]) -> None:
     _fold_all(values)

@@ -5,11 +5,16 @@ defaulting to now in UTC, `source`), validates and encodes it with the Avro code
 queues it on an idempotent Kafka producer (`enable.idempotence=true`, `acks=all`) keyed by
 `run_id`. Sending is asynchronous; failures surface to the caller:
 
-- invalid input raises :class:`outcomes.common.errors.CodecError` at the call, before anything
-  is queued: the arguments reach the codec as given (nothing is coerced: a `str` is not
-  a list of strings, a dict is not a list of records), and the codec checks every field
-  against the event's Avro schema; the message names the event type, the field, what
-  was expected and what was given, and the typed method's declared argument type;
+- invalid input raises :class:`outcomes.common.errors.CodecError` at the call, before
+  anything is queued, and nothing but CodecError: the arguments reach the codec as given
+  (nothing is coerced: a `str` is not a list of strings, a dict is not a list of
+  records), the codec checks every field against the event's Avro schema, then the
+  pipeline's own validation (`reducers/validate.py`, the rules ingest applies) checks
+  the rest: run and event ids of 1..128 characters, `goal_revision >= 1`,
+  `tests_executed >= 0`, identifiers without control, format or separator characters,
+  text without lone surrogates, the size limits. What the SDK accepts, ingest accepts.
+  The message names the event type, the field, what was expected and what was given,
+  and the typed method's declared argument type;
 - a full send buffer (broker unreachable or slow) raises
   :class:`ProducerBackpressure` after a bounded wait, never blocks forever;
 - events the broker did not acknowledge within `message_timeout_ms` are raised by
@@ -43,6 +48,7 @@ from outcomes.common.errors import (
 )
 from outcomes.common.settings import Settings
 from outcomes.reducers.catalog import EVENT_TOPICS
+from outcomes.reducers.errors import InvalidEvent
 
 # Enum values of SPEC section 2 come from the core's event values (a test checks them
 # against the Avro schemas).
@@ -59,6 +65,7 @@ from outcomes.reducers.events import Author as AuthoredBy
 from outcomes.reducers.events import Decision as CandidateDecision
 from outcomes.reducers.events import EffectState as TransitionState
 from outcomes.reducers.events import Scope as CheckScope
+from outcomes.reducers.validate import parse_event
 from outcomes.streams.sdk.uuid7 import uuid7_str
 
 if TYPE_CHECKING:
@@ -192,6 +199,30 @@ def _argument_error(event_type: str, error: CodecError) -> CodecError:
     )
 
 
+def encode_checked(codec: Codec, event: Mapping[str, Any]) -> bytes:
+    """`event`'s framed Avro bytes, if the pipeline would accept it; else CodecError.
+
+    The codec checks the Avro contract; :func:`parse_event` then applies the rules ingest
+    applies to the decoded record (the codec's `event_from_json` gives the same form as
+    decoding), so the SDK and ingest cannot drift apart.
+    """
+    value = codec.event_from_json(event)
+    try:
+        parse_event(value, codec.limits)
+    except InvalidEvent as exc:
+        raise CodecError(
+            exc.reason,
+            f"{value['type']}: {exc.message}",
+            run_id=_str_or_none(value.get("run_id")),
+            event_id=_str_or_none(value.get("event_id")),
+        ) from None
+    return codec.encode_event(event)
+
+
+def _str_or_none(value: Any) -> str | None:
+    return value if isinstance(value, str) else None
+
+
 class OutcomesProducer:
     """Publishes outcome events to Kafka as Avro. Use as a context manager.
 
@@ -319,7 +350,7 @@ class OutcomesProducer:
         """Validate, encode and queue one canonical JSON event; returns its event_id."""
         if self._closed:
             raise ProducerClosed("this producer is closed")
-        data = self.codec.encode_event(event)
+        data = encode_checked(self.codec, event)
         event_id = str(event["event_id"])
         event_type = str(event["type"])
         topic = self._topics[event_type]
