@@ -129,3 +129,31 @@ def test_the_sdk_accepts_exactly_what_ingest_accepts(values: list[dict[str, Any]
             continue
         verdict = ingest_record(CODEC, SETTINGS, raw, "t", 0, 0)
         assert sdk_accepts == (not isinstance(verdict, OutputRecord)), (value, verdict)
+
+
+@pytest.mark.parametrize("run_id", ["run\x1b[31m", "run\nx", "run\u202ex", "run\u200bx"])
+def test_ingest_dead_letters_an_identifier_the_sdk_would_refuse(run_id: str) -> None:
+    """A producer that is not the SDK (the codec alone, another language's client)
+    writes the record; ingest refuses it with a dead letter naming the character, and
+    the next record, valid, goes through."""
+    event = {
+        "event_id": "e1",
+        "run_id": run_id,
+        "type": "run.started",
+        "occurred_at": "2026-11-30T10:00:00Z",
+        "source": "other-client",
+        "agent": "a",
+        "requested_by": "u",
+    }
+    letter = ingest_record(
+        CODEC, SETTINGS, CODEC.encode_event(event), "outcomes.lifecycle.v1", 0, 7
+    )
+    assert isinstance(letter, OutputRecord) and letter.kind == "dead_letter"
+    assert letter.body["reason"] == "schema_violation"
+    assert letter.body["message"].startswith("run_id: ")
+    assert f"U+{ord(run_id[3]):04X} at index 3" in letter.body["message"]
+    assert letter.body["origin_offset"] == 7
+    good = ingest_record(
+        CODEC, SETTINGS, CODEC.encode_event({**event, "run_id": "run-ok"}), "t", 0, 8
+    )
+    assert isinstance(good, Event) and good.run_id == "run-ok"
