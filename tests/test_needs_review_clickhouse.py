@@ -56,7 +56,7 @@ class Delivered:
 
 
 def run_records() -> list[OutputRecord]:
-    """A run with one hedged narrative whose claim settles: needs review (five entries in
+    """A run with one marked narrative whose claim settles: needs review (five entries in
     the account), decided (six), needs review again (seven); and a plain narrative whose
     claim the account contradicts."""
     b = RunBuilder("run-q")
@@ -67,7 +67,7 @@ def run_records() -> list[OutputRecord]:
             b.snapshot(),
             b.receipt("unit", "fail"),
             b.finalize(),
-            b.narrative("Done, I think.", narrative_id="hedged"),
+            b.narrative("Done. [r]", narrative_id="marked"),
             b.narrative("All tests pass.", narrative_id="plain"),
             b.tool_started("act-1"),
             b.tool_started("act-2"),
@@ -102,12 +102,12 @@ def test_needs_review_is_stored_shown_current_and_never_counted_as_contradicted(
     chdb_dsn: str,
 ) -> None:
     records = through_the_codec(run_records())
-    hedged = [
+    marked = [
         r.body
         for r in records
-        if r.kind == "claim_verdict" and r.body["claim_id"] == "run-q:hedged:0"
+        if r.kind == "claim_verdict" and r.body["claim_id"] == "run-q:marked:0"
     ]
-    assert [(v["settlement"], v["verdict"]) for v in hedged] == [
+    assert [(v["settlement"], v["verdict"]) for v in marked] == [
         (1, "needs_review"),
         (2, "contradicted"),
         (3, "needs_review"),
@@ -118,7 +118,7 @@ def test_needs_review_is_stored_shown_current_and_never_counted_as_contradicted(
     conn = writer.conn
     stored = conn.rows(
         f"SELECT settlement, verdict, reason, supported FROM {conn.table('claim_verdicts')} "
-        "FINAL WHERE claim_id = 'run-q:hedged:0' ORDER BY settlement"
+        "FINAL WHERE claim_id = 'run-q:marked:0' ORDER BY settlement"
     )
     assert [(s, v, r) for s, v, r, _ in stored] == [
         (1, "needs_review", REASON),
@@ -130,14 +130,14 @@ def test_needs_review_is_stored_shown_current_and_never_counted_as_contradicted(
         f"SELECT claim_id, settlement, verdict, supported FROM "
         f"{conn.table('current_claim_verdicts')} ORDER BY claim_id"
     )
-    assert ("run-q:hedged:0", 3, "needs_review", None) in current
+    assert ("run-q:marked:0", 3, "needs_review", None) in current
     assert ("run-q:plain:0", 1, "contradicted") in [c[:3] for c in current]
     # The analysts' query lists what the account contradicts or the text leaves out:
     # the plain narrative's claim, never the one a person should review.
     result = run_query(chdb_dsn, analyst_query("unsupported_claims"))
     listed = [dict(zip(result.columns, row, strict=True)) for row in result.rows]
     assert sorted((x["narrative_id"], x["verdict"], x["span_text"]) for x in listed) == [
-        ("hedged", "omitted", None),  # the failing check it does not disclose
+        ("marked", "omitted", None),  # the failing check it does not disclose
         ("plain", "contradicted", "All tests pass"),
     ]
     counts = run_query(

@@ -12,10 +12,10 @@ import pytest
 from hypothesis import Phase, find, given, settings
 from hypothesis import strategies as st
 
-from outcomes.reducers.claims.checker import Judged, Judgement, read
+from outcomes.reducers.claims.checker import Judged, Judgement, judge_reading, read
 from outcomes.reducers.claims.formulation import supported_formulation
 from tests.builders import Replay, RunBuilder, of_kind
-from tests.review_support import HEDGED_TEXTS, REASON, entries, judge_with_review, reviewing
+from tests.review_support import MARKED_TEXTS, REASON, entries, judge_with_review, reviewing
 from tests.strategies import RUN_ID, runs_with_narratives
 from tests.test_claim_settlement import (
     CURRENT_FIELDS,
@@ -23,6 +23,7 @@ from tests.test_claim_settlement import (
     current_verdicts,
     fold_all,
     unit_run,
+    verdicts_against_final_account,
 )
 
 
@@ -35,7 +36,7 @@ def test_a_needs_review_verdict_is_recorded_apart_with_no_formulation() -> None:
     replay = Replay()
     with reviewing():
         replay.apply(*unit_run(b, "fail"))
-        [claim] = of_kind(replay.apply(b.narrative("All tests pass, I think.")), "claim_verdict")
+        [claim] = of_kind(replay.apply(b.narrative("All tests pass. [r]")), "claim_verdict")
     assert brief(claim) == (1, "needs_review", None, REASON)
     assert claim["span_text"] == "All tests pass" and claim["supported"] is None
     assert not claim["withdrawn"] and claim["account_revision"] == 1
@@ -46,8 +47,8 @@ def test_settling_to_and_from_needs_review_notifies_like_any_change() -> None:
     replay = Replay()
     with reviewing():
         replay.apply(*unit_run(b, "pass"))
-        assert entries(replay.accounts[-1]) == 5  # odd: hedged claims need review
-        [first] = of_kind(replay.apply(b.narrative("Done, I think.")), "claim_verdict")
+        assert entries(replay.accounts[-1]) == 5  # odd: marked claims need review
+        [first] = of_kind(replay.apply(b.narrative("Done. [r]")), "claim_verdict")
         assert brief(first) == (1, "needs_review", None, REASON)
         caused = replay.apply(b.tool_started("act-1"))  # one more entry: decided
         [decided] = of_kind(caused, "claim_verdict")
@@ -68,7 +69,7 @@ def test_a_revision_that_keeps_a_needs_review_verdict_records_nothing() -> None:
     b = RunBuilder("run-k")
     replay = Replay()
     with reviewing():
-        replay.apply(*unit_run(b, "fail"), b.narrative("All tests pass, I think."))
+        replay.apply(*unit_run(b, "fail"), b.narrative("All tests pass. [r]"))
         caused = replay.apply(b.receipt("unit", "pass"))  # the status changes, not the count
     assert [r["status"] for r in of_kind(caused, "account_revision")] == ["complete"]
     assert not of_kind(caused, "claim_verdict") and not of_kind(caused, "claim_notification")
@@ -81,14 +82,34 @@ def test_the_formulation_is_none_for_needs_review() -> None:
 
 
 @st.composite
-def hedged_runs(draw: st.DrawFn) -> list[dict[str, Any]]:
-    """Runs as `runs_with_narratives`, some of whose narratives are hedged texts."""
+def marked_runs(draw: st.DrawFn, texts: tuple[str, ...] = MARKED_TEXTS) -> list[dict[str, Any]]:
+    """Runs as `runs_with_narratives`, some of whose narratives are one of `texts`."""
     out = []
     for event in draw(runs_with_narratives()):
         if event["type"] == "narrative.submitted" and draw(st.booleans()):
-            event = {**event, "text": draw(st.sampled_from(HEDGED_TEXTS))}
+            event = {**event, "text": draw(st.sampled_from(texts))}
         out.append(event)
     return out
+
+
+# Texts the claim reader itself sends to review (docs/claims.md): a hedged assertion and a
+# status label whose kind its noun does not tell, each beside a claim it does decide.
+READER_REVIEWS = (
+    "It looks like the job completed. All tests pass.",
+    "Status: Created\n\nDone: I saved src/a.py.",
+)
+
+
+def test_the_reader_sends_these_texts_claims_to_review_whatever_the_account() -> None:
+    b = RunBuilder("run-r")
+    for events in ([], unit_run(b, "fail"), unit_run(b, "pass")):
+        replay = Replay()
+        replay.apply(*events)
+        for text in READER_REVIEWS:
+            account = replay.account
+            verdicts = [j.judgement.verdict for j in judge_reading(read(text), account)]
+            assert verdicts[0] == "needs_review", (text, verdicts)
+            assert "needs_review" not in verdicts[1:], (text, verdicts)
 
 
 def against_final_account(events: list[dict[str, Any]], outputs: Any) -> dict[str, Any]:
@@ -117,7 +138,7 @@ def against_final_account(events: list[dict[str, Any]], outputs: Any) -> dict[st
 
 
 @settings(max_examples=300, deadline=None)
-@given(events=hedged_runs(), data=st.data())
+@given(events=marked_runs(), data=st.data())
 def test_every_arrival_order_settles_on_the_same_current_verdicts_needs_review_included(
     events: list[dict[str, Any]], data: st.DataObject
 ) -> None:
@@ -127,6 +148,21 @@ def test_every_arrival_order_settles_on_the_same_current_verdicts_needs_review_i
     current = current_verdicts(outputs_a)
     assert current == current_verdicts(outputs_b)
     assert current == against_final_account(events, outputs_a)
+    assert_well_formed(outputs_a)
+    assert_well_formed(outputs_b)
+
+
+@settings(max_examples=200, deadline=None)
+@given(events=marked_runs(READER_REVIEWS), data=st.data())
+def test_every_arrival_order_gives_the_same_current_verdicts_with_the_readers_reviews(
+    events: list[dict[str, Any]], data: st.DataObject
+) -> None:
+    """The same property with the reader's own needs_review verdicts (no stand-in)."""
+    shuffled = data.draw(st.permutations(events))
+    outputs_a, outputs_b = fold_all(events), fold_all(shuffled)
+    current = current_verdicts(outputs_a)
+    assert current == current_verdicts(outputs_b)
+    assert current == verdicts_against_final_account(events, outputs_a)
     assert_well_formed(outputs_a)
     assert_well_formed(outputs_b)
 
@@ -153,7 +189,7 @@ def test_the_generated_runs_settle_into_needs_review_and_out_of_it(move: str) ->
     """The property above is not vacuous: its runs include claims whose verdict settles
     into needs_review from another verdict, and out of it to another."""
     found = find(
-        hedged_runs(),
+        marked_runs(),
         lambda events: move in _moves(events),
         settings=settings(database=None, max_examples=2000, phases=[Phase.generate]),
     )
