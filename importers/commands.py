@@ -60,7 +60,7 @@ class Simple:
 
 def _tokens(line: str) -> list[str]:
     """Shell words and separators of a command line; heredoc bodies are dropped."""
-    body = re.sub(r"<<-?\s*'?\"?(\w+)'?\"?[^\n]*\n.*?\n\s*\1\s*(?=\n|$)", "", line, flags=re.S)
+    body = re.sub(r"<<-?\s*'?\"?(\w+)'?\"?([^\n]*)\n.*?\n\s*\1\s*(?=\n|$)", r"\2", line, flags=re.S)
     body = re.sub(r"\d?>&\d|\d?<&\d", " ", body)  # fd duplication is no separator
     body = re.sub(r"&>>?", " > ", body)
     lexer = shlex.shlex(body, posix=True, punctuation_chars=";&|")
@@ -568,9 +568,9 @@ def git_effects(simple: Simple, output: str | None, exit_code: int | None) -> li
                         kind="commit",
                     )
                 ]
-            if status not in (None, 0) or re.search(
-                r"nothing (added )?to commit|no changes added to commit", text
-            ):
+            if re.search(r"nothing (added )?to commit|no changes added to commit", text):
+                return []  # git had nothing to write: no write was attempted
+            if status not in (None, 0):
                 return [
                     Effect(
                         "write",

@@ -45,11 +45,11 @@ def _event_id(run_id: str, step: int, part: str) -> str:
 
 
 class _Builder:
-    def __init__(self, trace: Trace, run_id: str) -> None:
+    def __init__(self, trace: Trace, run_id: str, scratch: frozenset[str] = frozenset()) -> None:
         self.trace = trace
         self.run_id = run_id
         self.name = posixpath.basename(trace.path) or trace.path
-        self.inventory = Inventory(trace.root)
+        self.inventory = Inventory(trace.root, scratch)
         self.clock = trace.started_at if trace.started_at is not None else 0
         self.events: list[Event] = []
         self.snapshot: str | None = None
@@ -309,8 +309,17 @@ def _outcome(call: ToolCall) -> tuple[str, str | None]:
 
 
 def derive(trace: Trace, run_id: str) -> list[Event]:
-    """The canonical events of `trace` as the run `run_id`, in trace order."""
-    builder = _Builder(trace, run_id)
+    """The canonical events of `trace` as the run `run_id`, in trace order.
+
+    Files the run created and removed again (scratch scripts) are marked not
+    verification-sensitive in every snapshot: removing a scratch file after a check
+    does not make the check stale. Finding them takes a first pass over the trace."""
+    first = _build(trace, run_id, frozenset())
+    return _build(trace, run_id, first.inventory.created_and_removed()).events
+
+
+def _build(trace: Trace, run_id: str, scratch: frozenset[str]) -> _Builder:
+    builder = _Builder(trace, run_id, scratch)
     finishes = [i for i, s in enumerate(trace.steps) if isinstance(s, Finish)]
     last_finish = finishes[-1] if finishes else None
     for index, step in enumerate(trace.steps):
@@ -333,7 +342,7 @@ def derive(trace: Trace, run_id: str) -> list[Event]:
             builder._at(None),
             reason="the trace ends before the last tool call's result",
         )
-    return builder.events
+    return builder
 
 
 def iter_events(traces: list[tuple[Trace, str]]) -> Iterator[Event]:

@@ -19,7 +19,8 @@ from outcomes.importers.base import Importer, moment, obj, text_of, unreadable
 from outcomes.importers.patch import patch_changes
 from outcomes.importers.trace import Finish, Message, Skipped, Step, ToolCall, Trace
 
-_BLOCK = re.compile(r"```(?:bash|sh|shell)?\s*\n(.*?)\n?```", re.S)
+# mini-swe-agent's own action pattern: a fenced block tagged `bash`
+_BLOCK = re.compile(r"```(?:bash|sh)\s*\n(.*?)\n```", re.S)
 _RETURN = re.compile(r"<returncode>\s*(-?\d+)\s*</returncode>")
 _OUTPUT = re.compile(r"<output>\n?(.*?)</output>", re.S)
 _HEADTAIL = re.compile(r"<output_(?:head|tail)>\n?(.*?)</output_(?:head|tail)>", re.S)

@@ -27,14 +27,17 @@ class _Entry:
     exists: bool
     history: str
     directory: bool = False
+    reverted: bool = False  # restored to its base content (`git checkout -- f`)
 
 
 class Inventory:
     """Mutable while a trace is read; `artifacts()` is the inventory at that moment."""
 
-    def __init__(self, root: str | None) -> None:
+    def __init__(self, root: str | None, scratch: frozenset[str] = frozenset()) -> None:
         self.root = root.rstrip("/") if root else None
         self._paths: dict[str, _Entry] = {}
+        self.scratch = scratch
+        self._settled_scratch: set[str] = set()
 
     # -- paths -------------------------------------------------------------------------
 
@@ -59,6 +62,7 @@ class Inventory:
             entry = _Entry(at_base=at_base, exists=exists, history="")
             self._paths[path] = entry
         entry.exists = exists
+        entry.reverted = False
         entry.history = hashlib.sha256(f"{entry.history}|{note}".encode()).hexdigest()
 
     # -- what happened -----------------------------------------------------------------
@@ -125,14 +129,22 @@ class Inventory:
         listed = {path for path, _ in final}
         for path in list(self._paths):
             if not path.startswith(("/", "~")) and path not in listed:
+                if not self._paths[path].at_base:
+                    self._settled_scratch.add(path)
                 del self._paths[path]
         for path, change in final:
             at_base = change != "added"
             exists = change != "deleted"
             old = self._paths.get(path)
-            history = old.history if old else ""
+            if old is not None and (old.at_base, old.exists) == (at_base, exists):
+                continue  # the diff agrees with what the steps showed
+            history = hashlib.sha256(f"{old.history if old else ''}|{note}".encode()).hexdigest()
             self._paths[path] = _Entry(at_base=at_base, exists=exists, history=history)
-            self._touch(path, created=None, exists=exists, note=note)
+
+    def created_and_removed(self) -> frozenset[str]:
+        """Paths the run created and removed again (scratch files)."""
+        gone = {p for p, e in self._paths.items() if not e.at_base and not e.exists}
+        return frozenset(gone | self._settled_scratch)
 
     def known_files(self) -> list[str]:
         return [p for p, e in self._paths.items() if e.exists and not e.directory]
@@ -143,6 +155,8 @@ class Inventory:
         out: list[dict[str, object]] = []
         for path in sorted(self._paths):
             e = self._paths[path]
+            if e.reverted:
+                continue  # back to its base content: no change
             if e.at_base and e.exists:
                 change = "modified"
             elif e.at_base:
@@ -157,7 +171,7 @@ class Inventory:
                     "change": change,
                     "digest": None if change == "deleted" else f"trace:{e.history[:32]}",
                     "renamed_from": None,
-                    "verification_sensitive": True,
+                    "verification_sensitive": path not in self.scratch,
                 }
             )
         return out
@@ -185,7 +199,10 @@ class Inventory:
                 continue
             rel = self.relative(w, cwd)
             if any(ch in w for ch in "*?["):
-                out.extend(p for p in self.known_files() if fnmatch.fnmatch(p, rel))
+                known = [p for p in self.known_files() if fnmatch.fnmatch(p, rel)]
+                # names the trace never showed stay a pattern (`charts/*`): the files it
+                # matched, whatever they were called
+                out.extend(known or [rel])
             else:
                 out.append(rel)
         return out
@@ -196,6 +213,9 @@ class Inventory:
         for target in simple.writes:
             if "$" not in target:
                 self.write(self.relative(target, cwd), None, note)
+        if prog == "git" and len(w) > 1 and w[1] in {"checkout", "restore"}:
+            self._restore(w[1:], cwd, note)
+            return
         if prog == "git" and len(w) > 1 and w[1] in {"mv", "rm"}:
             prog, w = w[1], w[1:]
             if prog == "rm" and "--cached" in w:
@@ -222,7 +242,8 @@ class Inventory:
                 or any(ch in a for a in args[:-1] for ch in "*?")
             )
             for s in sources:
-                target = posixpath.join(dest, posixpath.basename(s)) if into else dest
+                name = posixpath.basename(s)
+                target = posixpath.join(dest, name) if into else dest
                 if prog == "mv":
                     self.move(s, target, note)
                 else:
@@ -231,6 +252,8 @@ class Inventory:
             for p in self._paths_of(w[1:], cwd):
                 if p not in self._paths or not self._paths[p].exists:
                     self.write(p, None, note)
+        elif prog in {"curl", "wget"}:
+            self._download(w, cwd, note)
         elif prog == "tee":
             for p in self._paths_of(w[1:], cwd):
                 self.write(p, None, note)
@@ -242,6 +265,44 @@ class Inventory:
                 args = args[1:]  # the script
             for p in self._paths_of(args, cwd):
                 self.edit(p, note)
+
+    def _restore(self, args: list[str], cwd: str | None, note: str) -> None:
+        """`git checkout [--] paths`, `git restore paths`: tracked files back to HEAD.
+        Without `--`, checkout arguments count only when they name a changed file (a
+        branch name is no path)."""
+        if "--staged" in args and "--worktree" not in args:
+            return
+        rest = args[1:]
+        explicit = "--" in rest
+        names = (
+            rest[rest.index("--") + 1 :] if explicit else [a for a in rest if not a.startswith("-")]
+        )
+        for p in self._paths_of(names, cwd):
+            entry = self._paths.get(p)
+            if entry is None and not (explicit or args[0] == "restore"):
+                continue
+            if entry is None:
+                entry = _Entry(at_base=True, exists=True, history="")
+                self._paths[p] = entry
+            if entry.at_base:
+                entry.exists = True
+                entry.reverted = True
+                entry.history = hashlib.sha256(f"{entry.history}|{note}".encode()).hexdigest()
+
+    def _download(self, words: list[str], cwd: str | None, note: str) -> None:
+        """The file `curl -o F` / `curl -O URL` / `wget [-O F] URL` writes."""
+        urls = [w for w in words[1:] if re.match(r"https?://", w)]
+        target: str | None = None
+        for flag, value in zip(words, [*words[1:], ""], strict=False):
+            if flag in {"-o", "--output"} or (words[0].endswith("wget") and flag == "-O"):
+                target = value
+        remote = words[0].endswith("wget") or any(
+            re.fullmatch(r"-[a-zA-Z]*O[a-zA-Z]*|--remote-name", w) for w in words[1:]
+        )
+        if target is None and remote and urls:
+            target = posixpath.basename(urls[-1].split("?", 1)[0].rstrip("/")) or None
+        if target and target != "-" and not target.startswith("/dev/"):
+            self.write(self.relative(target, cwd), None, note)
 
     _STATUS_LONG = re.compile(
         r"^\s+(modified|deleted|new file|renamed):\s+(.+?)(?: -> (.+))?\s*$", re.M
