@@ -28,7 +28,6 @@ from typing import Any
 
 import orjson
 import pytest
-from opentelemetry.exporter.otlp.proto.http import Compression
 from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
 from opentelemetry.sdk.trace.export import SpanExportResult
 
@@ -130,7 +129,10 @@ def replayed(recorders: list[Recorder], tmp: Path) -> Path:
 
 
 def test_genai_spans_exported_to_the_receiver_reach_clickhouse(
-    kafka_bootstrap: str, kafka_config: KafkaConfig, tmp_path: Path
+    kafka_bootstrap: str,
+    kafka_config: KafkaConfig,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     with Harness(kafka_config, kafka_bootstrap, tmp_path, "otlp") as harness:
         run, json_run = f"{harness.prefix}-agent", f"{harness.prefix}-json"
@@ -140,7 +142,10 @@ def test_genai_spans_exported_to_the_receiver_reach_clickhouse(
         try:
             worker = harness.worker()
             worker.start()
-            exporter = OTLPSpanExporter(endpoint=url, compression=Compression.Gzip, timeout=30)
+            # Configured as docs/integrations.md says, through the environment only.
+            monkeypatch.setenv("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", url)
+            monkeypatch.setenv("OTEL_EXPORTER_OTLP_TRACES_COMPRESSION", "gzip")
+            exporter = OTLPSpanExporter()
             try:
                 for attempt in ("first", "retry"):
                     result = exporter.export(spans.finished())
