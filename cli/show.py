@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Iterator, Sequence
+from dataclasses import replace
 from itertools import chain
 from pathlib import Path
 from typing import Any
@@ -16,6 +17,7 @@ import orjson
 
 from outcomes.cli import options
 from outcomes.common.settings import Settings
+from outcomes.common.text import terminal_safe, terminal_safe_value
 from outcomes.reports.errors import UnreadableSource
 from outcomes.reports.model import KINDS, RunView
 from outcomes.reports.status import FORMATS, render, status_block, then_and_now
@@ -93,6 +95,23 @@ def _events(paths: Sequence[Path]) -> list[dict[str, Any]]:
     return [i.value for i in items if i.error is None and isinstance(i.value, dict)]
 
 
+def printable(view: RunView) -> RunView:
+    """`view` with every string of its records made terminal_safe (`common/text.py`).
+
+    The text renderers lay data out in lines of their own: a newline in a status reason
+    would print as a line that is not the account's, an ESC sequence would recolour the
+    terminal. Escaping the data before rendering (not the rendered text) keeps the
+    renderer's own line breaks and escapes only what came from the records.
+    """
+    return replace(
+        view,
+        run_id=terminal_safe(view.run_id),
+        revisions=tuple(terminal_safe_value(r) for r in view.revisions),
+        verdicts=tuple(terminal_safe_value(v) for v in view.verdicts),
+        events=tuple(terminal_safe_value(e) for e in view.events),
+    )
+
+
 @click.command()
 @click.argument("run_id")
 @click.option(
@@ -118,13 +137,17 @@ def show(
     artifacts, checks, external effects and receipts, contradictions, provenance
     findings, the narrative's claims with their verdicts and what the account supports
     instead, the account time and cutoff, and the revision chain. What is not known
-    reads "not confirmed". The same records always give the same bytes.
+    reads "not confirmed". The same records always give the same bytes. In the text
+    and Markdown formats, control, format and separator characters of the data (a run
+    id, a reason, a label) are printed as escapes such as \\x1b or \\u202e.
 
     \b
         outcomes show run-five-files --from outputs.jsonl
         outcomes show run-five-files --revision 1 --format markdown
     """
     view = load_view(run_id, clickhouse, from_file)
+    if fmt != "json":  # JSON escapes what it must itself; its strings stay the data
+        view = printable(view)
     latest = int(view.latest["revision"])
     if revision is not None and revision != latest:
         doc = then_and_now(view, revision)
