@@ -198,6 +198,9 @@ BODIES: dict[str, st.SearchStrategy[Body]] = {
                     "Done: unit and lint pass, i1 was published and I saved src/a.py.",
                     "No external changes were made.",
                     "The lint check fails and i2 was denied.",
+                    # The reader sends the first claim to review (needs_review), whatever
+                    # the account; the second it judges.
+                    "It looks like the job completed. All tests pass.",
                     "",
                 ]
             ),
