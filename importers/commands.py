@@ -9,6 +9,12 @@ missing; when neither is shown the result is `indeterminate`, never `pass`. Loca
 repository creation, deploys, installs, downloads and messages are effects whose state
 comes from their output, `unknown` when the output does not settle it.
 
+Effect classes are the ones the claim checker reads a narrative's words against:
+`write` (local commits), `git_push` (pushes, commits made on a remote through its API),
+`pull_request`, `issue`, `deployment` (deploys, preview sandboxes), `publication`
+(repositories, releases), `email`, `message` (chat), `upload`, and for what is not an
+effect on others' systems `install`, `fetch` (downloads), `service`, `schedule`.
+
 Pure: strings in, values out. No clock, no I/O.
 """
 
@@ -592,7 +598,7 @@ def git_effects(simple: Simple, output: str | None, exit_code: int | None) -> li
             if fail and not ok:
                 return [
                     Effect(
-                        "publication",
+                        "git_push",
                         f"git-push:{target}",
                         "failed",
                         fail.group(0).strip(),
@@ -602,7 +608,7 @@ def git_effects(simple: Simple, output: str | None, exit_code: int | None) -> li
             if ok and status in (None, 0):
                 return [
                     Effect(
-                        "publication",
+                        "git_push",
                         f"git-push:{target}",
                         "completed",
                         ok.group(0).strip(),
@@ -612,7 +618,7 @@ def git_effects(simple: Simple, output: str | None, exit_code: int | None) -> li
             if status not in (None, 0):
                 return [
                     Effect(
-                        "publication",
+                        "git_push",
                         f"git-push:{target}",
                         "failed",
                         f"exit code {status}",
@@ -621,7 +627,7 @@ def git_effects(simple: Simple, output: str | None, exit_code: int | None) -> li
                 ]
             return [
                 Effect(
-                    "publication",
+                    "git_push",
                     f"git-push:{target}",
                     "unknown",
                     "the output does not show the push's result",
@@ -637,13 +643,14 @@ def git_effects(simple: Simple, output: str | None, exit_code: int | None) -> li
         if sub[0] not in {"pr", "repo", "release", "issue", "gist", "workflow"}:
             return []
         target = f"gh:{sub[0]}-{sub[1]}"
+        klass = {"pr": "pull_request", "issue": "issue"}.get(sub[0], "publication")
         url = _URL.search(text)
         if status not in (None, 0) or re.search(
             r"^(GraphQL|HTTP \d{3}|error|failed)", text, re.M | re.I
         ):
             return [
                 Effect(
-                    "publication",
+                    klass,
                     target,
                     "failed",
                     _last_lines(text) or f"exit code {status}",
@@ -653,7 +660,7 @@ def git_effects(simple: Simple, output: str | None, exit_code: int | None) -> li
         if url:
             return [
                 Effect(
-                    "publication",
+                    klass,
                     target,
                     "completed",
                     url.group(0),
@@ -663,7 +670,7 @@ def git_effects(simple: Simple, output: str | None, exit_code: int | None) -> li
             ]
         return [
             Effect(
-                "publication",
+                klass,
                 target,
                 "unknown",
                 "the output shows no URL",
@@ -720,13 +727,13 @@ def shell_effects(simple: Simple, output: str | None, exit_code: int | None) -> 
         if status not in (None, 0):
             return [
                 Effect(
-                    "publication", f"deploy:{prog}", "failed", f"exit code {status}", kind="deploy"
+                    "deployment", f"deploy:{prog}", "failed", f"exit code {status}", kind="deploy"
                 )
             ]
         if url:
             return [
                 Effect(
-                    "publication",
+                    "deployment",
                     f"deploy:{prog}",
                     "completed",
                     url.group(0),
@@ -736,7 +743,7 @@ def shell_effects(simple: Simple, output: str | None, exit_code: int | None) -> 
             ]
         return [
             Effect(
-                "publication",
+                "deployment",
                 f"deploy:{prog}",
                 "unknown",
                 "no deployment URL in the output",
@@ -746,15 +753,11 @@ def shell_effects(simple: Simple, output: str | None, exit_code: int | None) -> 
     if prog in _MAILERS:
         rcpt = next((a for a in reversed(w[1:]) if "@" in a), "recipient")
         if status not in (None, 0):
-            return [
-                Effect(
-                    "notification", f"mail:{rcpt}", "failed", f"exit code {status}", kind="email"
-                )
-            ]
+            return [Effect("email", f"mail:{rcpt}", "failed", f"exit code {status}", kind="email")]
         # a local mailer's success only says the message was handed over, not delivered
         return [
             Effect(
-                "notification",
+                "email",
                 f"mail:{rcpt}",
                 "unknown",
                 "handed to the local mailer; delivery not shown",
@@ -769,7 +772,7 @@ def shell_effects(simple: Simple, output: str | None, exit_code: int | None) -> 
         if status not in (None, 0):
             return [
                 Effect(
-                    "notification",
+                    "message",
                     f"message:{rcpt}",
                     "failed",
                     f"exit code {status}",
@@ -779,7 +782,7 @@ def shell_effects(simple: Simple, output: str | None, exit_code: int | None) -> 
         if reply:
             return [
                 Effect(
-                    "notification",
+                    "message",
                     f"message:{rcpt}",
                     "completed",
                     reply.group(0).strip()[:200],
@@ -788,7 +791,7 @@ def shell_effects(simple: Simple, output: str | None, exit_code: int | None) -> 
             ]
         return [
             Effect(
-                "notification",
+                "message",
                 f"message:{rcpt}",
                 "unknown",
                 "no reply or receipt in the output",
@@ -967,11 +970,11 @@ def shell_effects(simple: Simple, output: str | None, exit_code: int | None) -> 
 def _effect_program(simple: Simple) -> str | None:
     prog = simple.program
     if prog in _MAILERS:
-        return "notification"
+        return "email"
     if re.search(r"(chat|message|notify|slack|discord|telegram|sms)", prog):
-        return "notification"
+        return "message"
     if prog in _DEPLOYERS:
-        return "publication"
+        return "deployment"
     if prog == "crontab":
         return "schedule"
     return None
@@ -1006,25 +1009,24 @@ def _last_lines(text: str, n: int = 2) -> str:
 
 _TOOL_EFFECTS: tuple[tuple[re.Pattern[str], str, str], ...] = (
     (re.compile(r"(create|fork)_?(repository|repo)$"), "publication", "repo create"),
-    (re.compile(r"push(_files)?$|^push_"), "publication", "push"),
+    (re.compile(r"push(_files)?$|^push_"), "git_push", "push"),
     (
         re.compile(r"create_or_update_file$|(create|update|delete)_file_contents?$"),
-        "publication",
+        "git_push",
         "remote commit",
     ),
-    (re.compile(r"(create|merge|update)_(pull_request|pr)$"), "publication", "pull request"),
+    (re.compile(r"(create|merge|update)_(pull_request|pr)$"), "pull_request", "pull request"),
     (
         re.compile(r"create_(issue|comment)$|add_(issue_)?comment$|(create|update)_issue"),
-        "publication",
+        "issue",
         "issue",
     ),
     (re.compile(r"(create|publish)_release$"), "publication", "release"),
-    (re.compile(r"deploy|create_(app_)?preview|publish"), "publication", "deploy"),
+    (re.compile(r"deploy|create_(app_)?preview|publish"), "deployment", "deploy"),
+    (re.compile(r"send_(email|mail)"), "email", "email"),
     (
-        re.compile(
-            r"send_(email|mail|message)|post_message|chat_post|slack|(send|reply)_?(dm|sms)"
-        ),
-        "notification",
+        re.compile(r"send_message|post_message|chat_post|slack|(send|reply)_?(dm|sms)"),
+        "message",
         "message",
     ),
     (re.compile(r"(upload)"), "upload", "upload"),
