@@ -74,10 +74,21 @@ _TRACELOOP_KINDS = {"agent": "invoke_agent", "workflow": "invoke_workflow", "too
 _TRACELOOP_REQUEST_TYPES = {"chat": "chat", "completion": "text_completion"}
 
 # Where each thing a span can show is found, first key first: the GenAI semantic
-# conventions, then OpenInference, then OpenLLMetry.
+# conventions, then OpenInference, then OpenLLMetry, then Pydantic AI's first
+# instrumentation (`tool_arguments`, `tool_response` beside the gen_ai tool name and id).
 _TOOL_NAME = ("gen_ai.tool.name", "tool.name", "traceloop.entity.name")
-_TOOL_ARGUMENTS = ("gen_ai.tool.call.arguments", "input.value", "traceloop.entity.input")
-_TOOL_RESULT = ("gen_ai.tool.call.result", "output.value", "traceloop.entity.output")
+_TOOL_ARGUMENTS = (
+    "gen_ai.tool.call.arguments",
+    "input.value",
+    "traceloop.entity.input",
+    "tool_arguments",
+)
+_TOOL_RESULT = (
+    "gen_ai.tool.call.result",
+    "output.value",
+    "traceloop.entity.output",
+    "tool_response",
+)
 _INPUT = ("gen_ai.input.messages", "input.value", "traceloop.entity.input")
 _OUTPUT = ("gen_ai.output.messages", "output.value", "traceloop.entity.output")
 _AGENT_NAME = ("gen_ai.agent.name", "traceloop.entity.name")

@@ -30,6 +30,7 @@ from opentelemetry.trace import Status as SpanStatus
 from opentelemetry.trace import StatusCode
 
 from outcomes.common.errors import DeliveryError, FailedDelivery
+from outcomes.importers.commands import read_command, tool_effect
 from outcomes.importers.otlp import map_request
 from outcomes.importers.otlp_http import parse_json
 from outcomes.importers.otlp_server import Answer, Receiver, make_server
@@ -173,7 +174,9 @@ def test_commits_and_pushes_are_effects_in_the_state_their_output_shows() -> Non
     recorder.tool("bash", {"command": "git push"}, None, call_id="c3")  # no result recorded
     events = events_of(recorder.request())
     intents = {e["intent_id"]: e["effect_class"] for e in by_type(events, "effect.intent")}
-    assert intents == {"c1:commit:0": "write", "c2:push:0": "publication"}
+    # The classes are the shared reading's (importers/commands.py), as for every importer.
+    push_class = read_command("git push", rejected, 1).effects[0].effect_class
+    assert intents == {"c1:commit:0": "write", "c2:push:0": push_class}
     receipts = {e["intent_id"]: e for e in by_type(events, "effect.receipt")}
     assert receipts["c1:commit:0"]["receipt_id"] == "1a2b3c4"
     assert receipts["c1:commit:0"]["observed"] == "present"
@@ -186,7 +189,9 @@ def test_a_tool_named_like_an_effect_is_one() -> None:
     recorder.tool("send_email", {"to": "bo@example.org"}, "SMTP refused", "m2", "SMTPError")
     events = events_of(recorder.request())
     intents = {e["intent_id"][:2]: e["effect_class"] for e in by_type(events, "effect.intent")}
-    assert intents == {"m1": "notification", "m2": "notification"}
+    effect = tool_effect("send_email", {"to": "ana@example.org"}, None, None)
+    assert effect is not None
+    assert intents == {"m1": effect.effect_class, "m2": effect.effect_class}
     states = [(e["intent_id"][:2], e["state"]) for e in by_type(events, "effect.transition")]
     assert ("m1", "unknown") in states  # the call's result is not recorded
     (receipt,) = by_type(events, "effect.receipt")
@@ -249,7 +254,7 @@ def test_spans_that_cannot_be_mapped_are_rejected_with_a_reason() -> None:
     ]
 
 
-def test_openinference_and_openllmetry_spans() -> None:
+def test_openinference_openllmetry_and_pydantic_ai_spans() -> None:
     recorder = Recorder()
     with recorder.span(
         "agent", **{"openinference.span.kind": "AGENT", "input.value": "Rename the module",
@@ -268,11 +273,19 @@ def test_openinference_and_openllmetry_spans() -> None:
             pass
         with recorder.span("openai.chat", **{"llm.request.type": "chat"}):
             pass
+        pydantic_ai = {
+            "gen_ai.operation.name": "execute_tool",
+            "gen_ai.tool.name": "sh",
+            "tool_arguments": json.dumps({"command": "cargo test"}),
+            "tool_response": "test result: ok. 3 passed; 0 failed;",
+        }
+        with recorder.span("running tool: sh", **pydantic_ai):
+            pass
     events = events_of(recorder.request())
     assert [e["text"] for e in by_type(events, "narrative.submitted")] == ["Renamed it."]
     assert len(by_type(events, "goal.revised")) == 1
     receipts = {e["label"]: e["result"] for e in by_type(events, "verification.receipt")}
-    assert receipts == {"pytest": "pass", "ruff check .": "fail"}
+    assert receipts == {"pytest": "pass", "ruff check .": "fail", "cargo test": "pass"}
     assert len(by_type(events, "inference.started")) == 1
 
 

@@ -204,8 +204,8 @@ def test_genai_spans_exported_to_the_receiver_reach_clickhouse(
         assert [(c["label"], c["state"], c["tests_executed"]) for c in live["checks"]] == [
             ("pytest -q", "passing", 4)
         ]
-        effects = {e["effect_class"]: e["state"] for e in live["effects"]}
-        assert effects == {"write": "completed", "publication": "failed"}
+        effects = {e["intent_id"].split(":")[0]: e["state"] for e in live["effects"]}
+        assert effects == {"call_4": "completed", "call_5": "failed"}  # commit; rejected push
         outcomes_by_action = {a["action_id"]: a["outcome"] for a in live["actions"]}
         assert outcomes_by_action["call_5"] == "failed"  # the push exited 1
         assert outcomes_by_action["call_3"] == "succeeded"
