@@ -82,7 +82,12 @@ def otlp(
     producer = OutcomesProducer(
         settings, source="outcomes-otlp", message_timeout_ms=int(message_timeout * 1000)
     )
-    receiver = Receiver(producer, max_body_bytes=max_body_bytes, flush_timeout=message_timeout)
+    receiver = Receiver(
+        producer,
+        max_body_bytes=max_body_bytes,
+        flush_timeout=message_timeout,
+        limits=settings.limits,
+    )
     server = make_server(receiver, host, port)
     bound_host, bound_port = str(server.server_address[0]), server.server_address[1]
     click.echo(

@@ -34,6 +34,7 @@ from outcomes.importers.otlp_http import (
     encode_status,
 )
 from outcomes.reducers.errors import InvalidEvent
+from outcomes.reducers.limits import Limits
 from outcomes.reducers.validate import parse_event
 
 RETRY_AFTER_SECONDS = 5
@@ -85,9 +86,11 @@ class Receiver:
         *,
         max_body_bytes: int = DEFAULT_MAX_BODY_BYTES,
         flush_timeout: float | None = None,
+        limits: Limits | None = None,
         log: Callable[[str], None] | None = None,
     ) -> None:
         self.sink = sink
+        self.limits = limits if limits is not None else Limits()
         self.max_body_bytes = max_body_bytes
         self.flush_timeout = flush_timeout
         self.log = log if log is not None else _stderr
@@ -119,7 +122,7 @@ class Receiver:
                 total += 1
                 outcome = map_span(span)
                 if isinstance(outcome, list):
-                    outcome = _invalid(outcome) or outcome
+                    outcome = _invalid(outcome, self.limits) or outcome
                 if isinstance(outcome, str):
                     rejections.append(Rejection(span.trace_id, span.span_id, span.name, outcome))
                     continue
@@ -151,12 +154,12 @@ class Receiver:
         )
 
 
-def _invalid(events: list[dict[str, Any]]) -> str | None:
+def _invalid(events: list[dict[str, Any]], limits: Limits) -> str | None:
     """Why the span's events do not fit the contract (too large, mostly), or None; a span
     is published whole or not at all."""
     for event in events:
         try:
-            parse_event(event)
+            parse_event(event, limits)
         except InvalidEvent as exc:
             return f"its {event['type']} event is invalid ({exc.reason}): {exc}"
     return None
