@@ -1,40 +1,63 @@
-"""Every `outcomes …` command and every SQL block the docs show, run exactly as printed.
+"""Every command, query and code sample the docs show, run exactly as printed.
 
-The fenced blocks of README.md and docs/*.md are read; each line that runs `outcomes`
-(or `.venv/bin/outcomes`) is a doc command, and each ```sql block a doc query. A doc
-command either runs here, through `bash -c` with the line as printed, or is listed in
-`NOT_RUN` with the reason; nothing is skipped silently, and a `NOT_RUN` entry the docs
-no longer show fails the test too. Commands that read `query.sql` run with each SQL
-block saved as `query.sql`, against the sample chDB database (tests/chdb_support.py)
-named by `OUTCOMES_CLICKHOUSE`; the state dir is a temporary one, so no command here
-touches the dev Kafka stack or `.state`.
+The fenced blocks of README.md and docs/*.md are read. A doc command is a line of a
+shell block (```bash, ```sh or an unlabelled block) that runs a program: `outcomes`,
+`.venv/bin/…`, `bash`, `curl`, `docker`, `python`, `pip`, `jq`; every line of a ```bash
+or ```sh block must be one (or a comment), so no command slips past. A doc command either
+runs here, through `bash -c` with the line as printed, or is listed in `NOT_RUN` with the
+reason it cannot run in a test (a long-running daemon, the shared dev broker, minutes of
+benchmark); a `NOT_RUN` command that is one `outcomes` or `python -m` invocation still
+has its options parsed (the line with `--help` added). Nothing is skipped silently, and a
+`NOT_RUN` entry the docs no longer show fails the test too. Each ```sql block is a doc
+query, run through every command that reads `query.sql`, against the sample chDB
+database (tests/chdb_support.py) named by `OUTCOMES_CLICKHOUSE`; the state dir is a
+temporary one, so no command here touches the dev Kafka stack or `.state`. Each ```python
+block runs here as printed (the receiver, the live-endpoint client, the consumers, which
+need the broker) or is named in `CODE_RUN_ELSEWHERE` with the test that runs it.
 """
 
 from __future__ import annotations
 
 import csv
+import fcntl
+import http.client
 import io
 import os
 import re
+import signal
+import socket
+import sqlite3
 import subprocess
-from collections.abc import Iterator
-from dataclasses import dataclass
+import uuid
+from collections.abc import Iterator, Mapping
+from contextlib import closing
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 import orjson
 import pytest
 
-from outcomes.sinks import clickhouse
+from outcomes.common.retry import poll_until
+from outcomes.devtools.samples import notification
+from outcomes.reducers.catalog import OUTPUT_TOPICS
+from outcomes.sinks import clickhouse, live
 from outcomes.sinks.query import run_query
+from outcomes.streams.sdk.webhook import IDEMPOTENCY_HEADER, sign
 from tests.chdb_support import sample_database
+from tests.consumer_support import publish
 
 pytestmark = pytest.mark.clickhouse
 ROOT = Path(__file__).resolve().parent.parent
 DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 FENCE = re.compile(r"^```([\w-]*)[^\n]*\n(.*?)^```[ \t]*$", re.MULTILINE | re.DOTALL)
+SHELL = ("bash", "sh")
 # `outcomes` at a command position: line start, after && || | ; or env assignments.
 RUNS_OUTCOMES = re.compile(
     r"(?:^|&&|\|\||[|;])\s*(?:[A-Z_][A-Z0-9_]*=\S*\s+)*(?:\.venv/bin/)?outcomes(?:\s|$)"
+)
+# Any other program a doc line may run, at the start of the line.
+RUNS_PROGRAM = re.compile(
+    r"^(?:[A-Z_][A-Z0-9_]*=\S*\s+)*(?:\.venv/bin/\S+|bash|curl|docker|python3?|pip3?|jq)(?:\s|$)"
 )
 
 
@@ -45,6 +68,7 @@ class DocCommand:
     doc: str
     line: int
     text: str
+    block: int = 0  # the line its fenced block starts on
 
     def __str__(self) -> str:
         return f"{self.doc}:{self.line}: {self.text}"
@@ -70,9 +94,12 @@ def _fenced() -> Iterator[tuple[str, int, str, str]]:
             yield path.relative_to(ROOT).as_posix(), line, match.group(1), match.group(2)
 
 
-def doc_commands() -> list[DocCommand]:
-    found: list[DocCommand] = []
-    for doc, first, _lang, body in _fenced():
+def _shell_lines() -> Iterator[tuple[str, int, int, str, str]]:
+    """(doc, block's first line, line, block language, text) of each line of the shell
+    and unlabelled blocks, backslash continuations joined."""
+    for doc, first, lang, body in _fenced():
+        if lang not in ("", *SHELL):
+            continue
         pending: list[str] = []
         start = first
         for n, raw in enumerate(body.splitlines(), first):
@@ -83,13 +110,46 @@ def doc_commands() -> list[DocCommand]:
                 continue
             text = "\n".join([*pending, raw])
             pending = []
-            if RUNS_OUTCOMES.search(text):
-                found.append(DocCommand(doc, start, text))
-    return found
+            yield doc, first, start, lang, text
+
+
+def _is_command(text: str) -> bool:
+    return bool(RUNS_OUTCOMES.search(text) or RUNS_PROGRAM.match(text))
+
+
+def doc_commands() -> list[DocCommand]:
+    return [
+        DocCommand(doc, n, text, block)
+        for doc, block, n, _, text in _shell_lines()
+        if _is_command(text)
+    ]
 
 
 def doc_queries() -> list[DocQuery]:
     return [DocQuery(doc, line, body) for doc, line, lang, body in _fenced() if lang == "sql"]
+
+
+@dataclass(frozen=True)
+class DocCode:
+    """One ```python block."""
+
+    doc: str
+    line: int
+    code: str
+
+    def __str__(self) -> str:
+        return f"{self.doc}:{self.line}"
+
+
+def doc_code() -> list[DocCode]:
+    return [DocCode(doc, line, body) for doc, line, lang, body in _fenced() if lang == "python"]
+
+
+def code_block(doc: str, marker: str) -> DocCode:
+    """The one ```python block of `doc` that holds `marker`."""
+    found = [c for c in doc_code() if c.doc == doc and marker in c.code]
+    assert len(found) == 1, f"{doc}: {len(found)} python blocks hold {marker!r}"
+    return found[0]
 
 
 DEMO_NEEDS_KAFKA = (
@@ -192,26 +252,83 @@ NOT_RUN: dict[tuple[str, str], str] = {
     ): "stops the dev Kafka other tests and sessions use",
 }
 
-_READS_SAMPLE = (
-    "reads samples/five_file_run.jsonl (relative to the repository) or the replay output "
-    "the line before writes; tests/test_show.py and tests/test_export.py run show, export "
-    "and verify-bundle on that sample"
+_BENCHMARK = (
+    "a benchmark: it prints figures after minutes of load and asserts nothing "
+    "(docs/benchmarks.md); its options are parsed here"
 )
-_EXPORT = (
-    "export run-five-files --from /tmp/five.jsonl --events samples/five_file_run.jsonl "
-    "--out /tmp/five.zip"
+_SUITE = "runs this whole test suite (this test included); CI runs it (.ci/run)"
+_SETUP = "creates .venv and installs the project into it; CI runs it first (.ci/run)"
+NOT_RUN.update(
+    {
+        (
+            "README.md",
+            '.venv/bin/python -m pytest -q -m "not kafka"     # the tests that need no broker',
+        ): _SUITE,
+        (
+            "docs/kafka.md",
+            ".venv/bin/python -m pytest -q         # Kafka tests use the running broker",
+        ): _SUITE,
+        (
+            "docs/kafka.md",
+            "bash scripts/setup.sh                 # .venv with outcomes and its dev extras",
+        ): _SETUP,
+        ("docs/kafka.md", "docker compose -f docker/compose.yaml up -d --build"): (
+            "builds the images and starts the containers: needs a Docker engine; "
+            "tests/test_docker_files.py checks docker/compose.yaml with Compose's own loader"
+        ),
+        ("docs/kafka.md", "docker compose -f docker/compose.yaml ps"): (
+            "lists the containers the line before starts (no Docker engine here)"
+        ),
+    }
 )
-for _doc, _prefix, _shown in (
-    ("README.md", ".venv/bin/outcomes ", ("--revision 1",)),
-    ("docs/reports.md", "outcomes ", ("", "--revision 1 --format markdown")),
-):
-    for _args in (
-        "replay samples/five_file_run.jsonl --out /tmp/five.jsonl",
-        *(f"show run-five-files --from /tmp/five.jsonl {x}".rstrip() for x in _shown),
-        _EXPORT,
-        "verify-bundle /tmp/five.zip",
-    ):
-        NOT_RUN[(_doc, _prefix + _args)] = _READS_SAMPLE
+
+# Commands not run here by what they are: (pattern the line matches, reason).
+NOT_RUN_KINDS: tuple[tuple[re.Pattern[str], str], ...] = (
+    (re.compile(r"^\.venv/bin/python -m outcomes\.bench\.bench_\w+"), _BENCHMARK),
+    (
+        re.compile(r"^\.venv/bin/python -m outcomes\.bench\.plots "),
+        "rewrites the committed images under docs/img from bench results; its options are "
+        "parsed here",
+    ),
+)
+
+
+def not_run_reason(command: DocCommand) -> str | None:
+    """Why `command` is not run here, or None when it runs."""
+    listed = NOT_RUN.get((command.doc, command.text))
+    if listed is not None:
+        return listed
+    return next((why for kind, why in NOT_RUN_KINDS if kind.match(command.text)), None)
+
+
+# Sequences run in order as printed (each line a command of its own): they read
+# samples/five_file_run.jsonl relative to the checkout and hand files on to the next line.
+# (doc, first line's text) -> text each command's output holds, in order.
+IN_ORDER: dict[str, tuple[str, ...]] = {
+    "README.md": (
+        "revisions 3",
+        "Run run-five-files: then (revision 1) and now (revision 3)",
+        "revision run-five-files:3",
+        "verified",
+    ),
+    "docs/reports.md": (
+        "revisions 3",
+        "Run run-five-files: revision 3 of 3",
+        "# Run run-five-files: then (revision 1) and now (revision 3)",
+        "revision run-five-files:3",
+        "verified",
+    ),
+}
+
+# Lines that run at the top of the checkout, as a developer types them (README.md,
+# Development): the lint and the type check pass on what is committed.
+AT_ROOT: dict[str, str] = {
+    ".venv/bin/ruff check . && .venv/bin/ruff format --check .": "already formatted",
+    ".venv/bin/mypy": "Success: no issues found",
+}
+
+# The curl line of docs/clickhouse.md runs against a live endpoint (test_live_endpoint_*).
+LIVE_ENDPOINT_PREFIX = 'curl -s -u "analyst:'
 
 # Commands run once, as printed, with what they answer here (a fresh state dir: no
 # dev stack recorded in it): (exit code, text the output holds).
@@ -240,26 +357,61 @@ def literal_queries() -> list[str]:
     return sorted({t for t in texts if re.match(r"(?:\.venv/bin/)?outcomes query \S", t)})
 
 
+def in_order(doc: str) -> list[DocCommand]:
+    """The commands of `doc`'s block that begins with the replay of the sample, in order."""
+    commands = doc_commands()
+    starts = [
+        c for c in commands if c.doc == doc and " replay samples/five_file_run.jsonl" in c.text
+    ]
+    assert len(starts) == 1, f"{doc}: {len(starts)} blocks replay the sample"
+    return [c for c in commands if c.doc == doc and c.block == starts[0].block]
+
+
+def live_endpoint_commands() -> list[DocCommand]:
+    return [c for c in doc_commands() if c.text.startswith(LIVE_ENDPOINT_PREFIX)]
+
+
+def _accounted(command: DocCommand) -> bool:
+    return (
+        not_run_reason(command) is not None
+        or command.text in RUN_ONCE
+        or "query.sql" in command.text
+        or command.text in literal_queries()
+        or command.text in AT_ROOT
+        or command in live_endpoint_commands()
+        or (command.doc in IN_ORDER and command in in_order(command.doc))
+    )
+
+
 def test_every_doc_command_is_run_or_listed_with_a_reason() -> None:
     commands = doc_commands()
     assert len(commands) > 10, "the extraction found too few commands"
-    unaccounted = [
-        str(c)
-        for c in commands
-        if (c.doc, c.text) not in NOT_RUN
-        and c.text not in RUN_ONCE
-        and "query.sql" not in c.text
-        and c.text not in literal_queries()
-    ]
+    unaccounted = [str(c) for c in commands if not _accounted(c)]
     assert not unaccounted, "doc commands neither run nor listed in NOT_RUN:\n" + "\n".join(
         unaccounted
     )
     shown = {(c.doc, c.text) for c in commands}
     stale = [f"{doc}: {text}" for doc, text in NOT_RUN if (doc, text) not in shown]
     assert not stale, "NOT_RUN lists commands the docs no longer show:\n" + "\n".join(stale)
-    assert {c.text for c in commands} >= set(RUN_ONCE)
+    assert {c.text for c in commands} >= set(RUN_ONCE) | set(AT_ROOT)
     assert literal_queries(), "README shows a query written out"
     assert len(query_commands()) >= 2 and doc_queries()
+    assert [len(in_order(doc)) for doc in IN_ORDER] == [len(v) for v in IN_ORDER.values()]
+    assert live_endpoint_commands()
+    for kind, _ in NOT_RUN_KINDS:
+        assert any(kind.match(c.text) for c in commands), f"no doc command is {kind.pattern}"
+
+
+def test_every_line_of_a_shell_block_is_a_command() -> None:
+    """A ```bash or ```sh line the extraction did not take for a command would be
+    neither run nor listed: each one is a command or a comment."""
+    stray = [
+        f"{doc}:{n}: {text}"
+        for doc, _, n, lang, text in _shell_lines()
+        if lang in SHELL and text.strip() and not text.lstrip().startswith("#")
+        if not _is_command(text)
+    ]
+    assert not stray, "shell lines that are not recognised commands:\n" + "\n".join(stray)
 
 
 @pytest.fixture(scope="module")
@@ -410,3 +562,334 @@ def test_doc_literal_query_runs_as_printed(
     done = run_as_printed(command, cwd, env)
     assert done.returncode == 0, done.stderr
     assert done.stderr == "" and " row" in done.stdout
+
+
+# --------------------------------------------------------------------------- not run here
+
+
+def without_comment(line: str) -> str:
+    """The line without its trailing shell comment (an unquoted `#` starting a word)."""
+    quote = None
+    for i, char in enumerate(line):
+        if quote is not None:
+            quote = None if char == quote else quote
+        elif char in "'\"":
+            quote = char
+        elif char == "#" and (i == 0 or line[i - 1].isspace()):
+            return line[:i].rstrip()
+    return line
+
+
+def test_without_comment() -> None:
+    assert without_comment("a --b 1   # where a replay's time goes") == "a --b 1"
+    assert without_comment("curl -u \"x#y\" 'z # w' # c") == "curl -u \"x#y\" 'z # w'"
+    assert without_comment("jq -r '.token // env.X' f") == "jq -r '.token // env.X' f"
+
+
+def _parse_check(command: str) -> str | None:
+    """The line with `--help` added, when it is one `outcomes` or `python -m` invocation
+    whose options a `--help` still parses (not a synopsis, not a chain); for a module
+    run without options, a check that it can be imported."""
+    text = without_comment(command)
+    if any(sep in text for sep in ("&&", "||", "|", ";", "[", "<")):
+        return None
+    module = re.fullmatch(r"\.venv/bin/python -m (outcomes\.[\w.]+)", text)
+    if module is not None:  # no options to parse: the module is there
+        spec = (
+            f"import importlib.util as u, sys; sys.exit(u.find_spec({module.group(1)!r}) is None)"
+        )
+        return f'.venv/bin/python -c "{spec}" && echo usage: importable'
+    if re.match(r"(?:\.venv/bin/)?outcomes \S|\.venv/bin/python -m outcomes\.", text) is None:
+        return None
+    return f"{text} --help"
+
+
+def parse_checks() -> list[tuple[str, str]]:
+    found = []
+    for command in doc_commands():
+        if not_run_reason(command) is not None and (check := _parse_check(command.text)):
+            found.append((str(command), check))
+    return found
+
+
+@pytest.mark.parametrize(("command", "check"), parse_checks(), ids=[c for c, _ in parse_checks()])
+def test_a_command_not_run_here_still_parses_as_printed(
+    command: str, check: str, sandbox: tuple[Path, dict[str, str]]
+) -> None:
+    """Its program exists and takes the options the docs give it."""
+    cwd, env = sandbox
+    done = run_as_printed(check, cwd, env)
+    assert done.returncode == 0, f"{check}: {done.stdout}{done.stderr}"
+    assert "usage:" in done.stdout.lower()
+
+
+def test_the_parse_checks_cover_the_single_commands() -> None:
+    checked = {c for c, _ in parse_checks()}
+    assert any("outcomes worker" in c for c in checked)
+    assert any("outcomes loadgen --runs 10000" in c for c in checked)
+    assert any("outcomes.bench.plots" in c for c in checked)
+    assert not any("[--" in c or "&&" in c for c in checked)
+
+
+# --------------------------------------------------------------------------- run in order
+
+
+FIVE_FILES = (Path("/tmp/five.jsonl"), Path("/tmp/five.zip"))
+
+
+@pytest.fixture
+def five_file_lock() -> Iterator[None]:
+    """The sequences write /tmp/five.jsonl and /tmp/five.zip as printed: one at a time
+    across processes, each starting as a first-time reader does (`export` refuses to
+    replace a bundle without --force)."""
+    with open("/tmp/outcomes-docs-five.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            for path in FIVE_FILES:
+                path.unlink(missing_ok=True)
+            yield
+        finally:
+            for path in FIVE_FILES:
+                path.unlink(missing_ok=True)
+            fcntl.flock(lock, fcntl.LOCK_UN)
+
+
+@pytest.mark.parametrize("doc", sorted(IN_ORDER))
+def test_doc_sequence_runs_in_order_as_printed(
+    doc: str, sandbox: tuple[Path, dict[str, str]], five_file_lock: None
+) -> None:
+    cwd, env = sandbox
+    if not (cwd / "samples").exists():
+        (cwd / "samples").symlink_to(ROOT / "samples")
+    for command, needle in zip(in_order(doc), IN_ORDER[doc], strict=True):
+        done = run_as_printed(command.text, cwd, env)
+        assert done.returncode == 0, f"{command}: {done.stderr}"
+        assert needle in done.stdout + done.stderr, f"{command}: {done.stdout}{done.stderr}"
+
+
+# --------------------------------------------------------------------------- at the top
+
+
+@pytest.mark.parametrize(
+    "command",
+    [pytest.param(c, marks=[pytest.mark.slow] if "mypy" in c else []) for c in sorted(AT_ROOT)],
+)
+def test_development_command_passes_at_the_top_of_the_checkout(command: str) -> None:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("OUTCOMES_")}
+    done = subprocess.run(
+        ["bash", "-c", command], cwd=ROOT, env=env, capture_output=True, text=True, timeout=600
+    )
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    assert AT_ROOT[command] in done.stdout
+
+
+# --------------------------------------------------------------------------- code samples
+
+# ```python blocks another test runs as printed: (doc, a line of the block) -> that test.
+CODE_RUN_ELSEWHERE: dict[tuple[str, str], str] = {
+    ("README.md", 'run_id = "run-2026-11-30-0042"'): (
+        "tests/test_sdk_docs.py::test_sdk_example_publishes_its_events (the broker)"
+    ),
+}
+# ```python blocks this file runs: (doc, a line of the block) -> the test.
+CODE_RUN_HERE: dict[tuple[str, str], str] = {
+    ("docs/clickhouse.md", 'ep = json.load(open(".state/chdb.live.json"))'): (
+        "test_live_endpoint_samples_run_as_printed"
+    ),
+    ("docs/consumers.md", "class Receiver(BaseHTTPRequestHandler):"): (
+        "test_webhook_receiver_sample_runs_as_printed"
+    ),
+    ("README.md", "def on_notification(n: Notification) -> None:"): (
+        "test_consumer_samples_run_as_printed"
+    ),
+    ("docs/consumers.md", 'db = sqlite3.connect("billing.db", isolation_level=None)'): (
+        "test_consumer_samples_run_as_printed"
+    ),
+}
+
+
+def test_every_python_block_is_run_here_or_named() -> None:
+    named = {**CODE_RUN_ELSEWHERE, **CODE_RUN_HERE}
+    claimed = {str(code_block(doc, marker)) for doc, marker in named}
+    assert len(claimed) == len(named), "two entries name one block"
+    unnamed = [str(c) for c in doc_code() if str(c) not in claimed]
+    assert not unnamed, "python blocks neither run nor named:\n" + "\n".join(unnamed)
+    here = {test for test in CODE_RUN_HERE.values()}
+    assert here <= set(globals()), here - set(globals())
+
+
+def run_code(
+    code: DocCode, cwd: Path, env: Mapping[str, str], timeout: float = 120
+) -> subprocess.CompletedProcess[str]:
+    """A block as a script of its own, with the venv's Python (like the docs' reader)."""
+    script = cwd / f"{Path(code.doc).stem}_{code.line}.py"
+    script.write_text(code.code)
+    return subprocess.run(
+        [str(ROOT / ".venv" / "bin" / "python"), str(script)],
+        cwd=cwd,
+        env=dict(env),
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
+
+
+@pytest.mark.parametrize("password", [None, "the analyst password of this test"])
+def test_live_endpoint_samples_run_as_printed(
+    password: str | None, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """docs/clickhouse.md's curl line and clickhouse-connect sample, in a directory whose
+    `.state/chdb` a sink's endpoint serves: with its random token, and with
+    OUTCOMES_ANALYST_PASSWORD (then the address file holds no token)."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("OUTCOMES_")}
+    if password is None:
+        monkeypatch.delenv(live.PASSWORD_ENV, raising=False)
+    else:
+        monkeypatch.setenv(live.PASSWORD_ENV, password)
+        env[live.PASSWORD_ENV] = password
+    clickhouse.close_all()
+    with sample_database(tmp_path / ".state") as dsn:
+        target = clickhouse.parse_dsn(dsn)
+        assert target.path == str(tmp_path / ".state" / "chdb")
+        clickhouse.connect(dsn)
+        with live.LiveServer(target.path, target.database):
+            assert ("token" in orjson.loads(live.endpoint_file(target.path).read_bytes())) == (
+                password is None
+            )
+            expected = expected_rows(dsn, "SELECT * FROM current_accounts")
+            clickhouse.connect(dsn)
+            for command in live_endpoint_commands():
+                done = subprocess.run(
+                    ["bash", "-c", command.text],
+                    cwd=tmp_path,
+                    env=env,
+                    capture_output=True,
+                    text=True,
+                    timeout=60,
+                )
+                assert done.returncode == 0, done.stderr
+                assert done.stdout.strip() == str(expected), done.stdout
+            code = code_block("docs/clickhouse.md", 'ep = json.load(open(".state/chdb.live.json"))')
+            sample = code.code.rstrip().splitlines()
+            # The last line is an expression the reader looks at: print it here.
+            checked = replace(code, code="\n".join([*sample[:-1], f"print(len({sample[-1]}))"]))
+            done = run_code(checked, tmp_path, env)
+            assert done.returncode == 0, done.stderr
+            assert done.stdout.strip() == str(expected)
+    clickhouse.close_all()
+
+
+def _post(port: int, body: bytes, headers: Mapping[str, str]) -> int:
+    connection = http.client.HTTPConnection("127.0.0.1", port, timeout=10)
+    try:
+        connection.request("POST", "/", body, dict(headers))
+        return connection.getresponse().status
+    finally:
+        connection.close()
+
+
+def test_webhook_receiver_sample_runs_as_printed(tmp_path: Path) -> None:
+    """docs/consumers.md's receiver, as printed (it listens on 127.0.0.1:8080): a signed
+    request is acted on once and answered 204 every time, a tampered one 401."""
+    code = code_block("docs/consumers.md", "class Receiver(BaseHTTPRequestHandler):")
+    port = int(re.search(r'HTTPServer\(\("127\.0\.0\.1", (\d+)\)', code.code).group(1))  # type: ignore[union-attr]
+    with socket.socket() as probe:
+        taken = probe.connect_ex(("127.0.0.1", port)) == 0
+    assert not taken, f"port {port}, which the sample listens on, is taken on this machine"
+    secret = "a-webhook-secret-for-the-docs-test"
+    env = {**os.environ, "OUTCOMES_RELAY_SECRET": secret, "PYTHONUNBUFFERED": "1"}
+    script = tmp_path / "receiver.py"
+    script.write_text(code.code)
+    receiver = subprocess.Popen(
+        [str(ROOT / ".venv" / "bin" / "python"), str(script)],
+        cwd=tmp_path,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+
+        def listening() -> bool:
+            assert receiver.poll() is None, receiver.communicate()[1]
+            with socket.socket() as s:
+                return s.connect_ex(("127.0.0.1", port)) == 0
+
+        assert poll_until(listening, timeout=30)
+        body = orjson.dumps({"run_id": "run-docs-receiver", "status": "complete"})
+        headers = {**sign(secret, body), IDEMPOTENCY_HEADER: "run-docs-receiver:1"}
+        assert _post(port, body, headers) == 204
+        assert _post(port, body, headers) == 204  # a redelivery: answered, not acted on
+        assert _post(port, body + b" ", headers) == 401
+    finally:
+        receiver.terminate()
+        out, _ = receiver.communicate(timeout=10)
+    assert out.splitlines() == ["run-docs-receiver complete"]
+
+
+CONSUMER_SAMPLES = {
+    "README.md": "def on_notification(n: Notification) -> None:",
+    "docs/consumers.md": 'db = sqlite3.connect("billing.db", isolation_level=None)',
+}
+
+
+def _invoiced(db: Path, run_id: str) -> bool:
+    if not db.exists():
+        return False
+    with closing(sqlite3.connect(db)) as conn:
+        query = "SELECT status FROM invoices WHERE run_id = ?"
+        statuses = {row[0] for row in conn.execute(query, (run_id,))}
+    return statuses == {"complete"}
+
+
+@pytest.mark.kafka
+@pytest.mark.parametrize("doc", sorted(CONSUMER_SAMPLES))
+def test_consumer_samples_run_as_printed(
+    doc: str, kafka_bootstrap: str, kafka_config: dict[str, str], tmp_path: Path
+) -> None:
+    """README.md's consumer (it prints) and docs/consumers.md's (it records the id and an
+    invoice in sqlite), each as printed in a process of its own against the broker, in
+    the group it names: a notification published meanwhile is handled. A sample runs
+    until stopped, and a group without committed offsets starts at the end of the topic
+    once it has its partitions, so the test publishes a new revision every 2 s until it
+    sees the effect, then stops the process."""
+    code = code_block(doc, CONSUMER_SAMPLES[doc])
+    run_id = f"docs-consumer-{uuid.uuid4().hex[:12]}"
+    env = {**os.environ, "OUTCOMES_BOOTSTRAP": kafka_bootstrap, "PYTHONUNBUFFERED": "1"}
+    script = tmp_path / "sample.py"
+    script.write_text(code.code)
+    out_path = tmp_path / "out.txt"
+    with out_path.open("w") as out:
+        process = subprocess.Popen(
+            [str(ROOT / ".venv" / "bin" / "python"), str(script)],
+            cwd=tmp_path,
+            env=env,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+        )
+    revisions = iter(range(1, 1_000))
+
+    def handled() -> bool:
+        assert process.poll() is None, out_path.read_text()
+        n = next(revisions)
+        publish(
+            kafka_config,
+            OUTPUT_TOPICS["notification"],
+            [notification(run_id, n, "complete", None, n % 60)],
+        )
+        if "sqlite3" in code.code:
+            return _invoiced(tmp_path / "billing.db", run_id)
+        return f"{run_id} revision" in out_path.read_text()
+
+    try:
+        assert poll_until(handled, timeout=90, interval=2.0), out_path.read_text()
+    finally:
+        process.send_signal(signal.SIGINT)  # the `with` block closes it: it leaves the group
+        try:
+            process.wait(timeout=30)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+    if "sqlite3" not in code.code:
+        line = next(x for x in out_path.read_text().splitlines() if x.startswith(run_id))
+        assert re.fullmatch(rf"{run_id} revision \d+: None -> complete", line), line
