@@ -4,7 +4,10 @@ Run: `.venv/bin/python -m outcomes.bench.bench_claims [CORPUS_DIR]`. Measures, i
 1. reading (Markdown, sentences, grammar) and judging each text of the claims corpus
    (default `../shared/claims-corpus`, read where it lies, never copied) against an
    account that makes every claim checkable: median and p99 per narrative;
-2. the same for a 20,000-character narrative made of this project's own test sentences.
+2. the same for 20,000-character narratives: one made of this project's own test
+   sentences, and three shaped to stress the tokenizer and the grammar (one unbroken
+   line of words with no sentence end, unclosed quotes and backticks, and deeply
+   nested parentheses and list markers), so a regex catastrophe would show here.
 """
 
 from __future__ import annotations
@@ -70,7 +73,8 @@ def main(argv: list[str]) -> int:
     account = _account()
     texts = [
         entry["text"]
-        for path in sorted(corpus.glob("corpus*.json"))
+        for pattern in ("corpus*.json", "batch-*.json")
+        for path in sorted(corpus.glob(pattern))
         for entry in json.loads(path.read_text(encoding="utf-8"))
     ]
     if texts:
@@ -83,10 +87,19 @@ def main(argv: list[str]) -> int:
         )
     else:
         print(f"corpus: none at {corpus}")
-    big = (SENTENCES * (20_000 // len(SENTENCES) + 1))[:20_000]
-    cost = _cost(big, account, 5) * 1e3
-    print(f"20,000-character narrative: {cost:.1f} ms")
+    for name, unit in STRESS:
+        big = (unit * (20_000 // len(unit) + 1))[:20_000]
+        cost = _cost(big, account, 3) * 1e3
+        print(f"20,000-character narrative ({name}): {cost:.1f} ms")
     return 0
+
+
+STRESS = (
+    ("test sentences", SENTENCES),
+    ("one line, no sentence end", "the cache has been fixed and pushed and committed "),
+    ("unclosed quotes and backticks", 'it "was `done and \'saved the `x "y '),
+    ("nested parentheses and markers", "- (([`a` (b: ✅ PASS (c) → done]) — "),
+)
 
 
 if __name__ == "__main__":

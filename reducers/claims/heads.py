@@ -112,7 +112,7 @@ def head_candidates(words: Sequence[str], toks: Sequence[Token]) -> list[Candida
         if w in HARD or w in CONTRAST:
             prior = None
         cand = _head(words, toks, h, w, prior) if w in HEAD_WORDS or w.endswith("-ready") else None
-        if cand is None:
+        if cand is None and (w in _CONSTRUCTION_WORDS or (w.endswith("ed") and len(w) > 4)):
             cand = _construction(words, h, w, prior)
         if cand is not None:
             cand = _rekind(words, cand)
@@ -812,3 +812,7 @@ def _code_is_check(toks: Sequence[Token], lo: int, h: int) -> bool:
         if tok.norm == "`c" and place_of(re.findall(r"[a-z0-9]+", tok.raw.lower())) == "check":
             return True
     return False
+
+
+# The words `_construction` may read (the regular participles aside).
+_CONSTRUCTION_WORDS = STATE_WORDS | HOSTS | IRREGULAR_PARTICIPLES | {"place"}

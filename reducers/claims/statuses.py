@@ -90,7 +90,10 @@ def _http_ok(tok: Token) -> bool:
 def status_candidates(words: Sequence[str], toks: Sequence[Token]) -> list[Candidate]:
     out: list[Candidate] = []
     n = len(words)
-    alpha = [i for i, w in enumerate(words) if w[:1].isalpha() or (w[:1] == "`" and w != "`k")]
+    if n <= 3:
+        alpha = [i for i, w in enumerate(words) if w[:1].isalpha() or (w[:1] == "`" and w != "`k")]
+    else:
+        alpha = []
     if len(alpha) == 1 and _SENTINEL.fullmatch(toks[alpha[0]].raw):
         i = alpha[0]
         out.append(Candidate("completion", "sentinel", i, i, i))
@@ -130,6 +133,8 @@ def status_candidates(words: Sequence[str], toks: Sequence[Token]) -> list[Candi
             out.append(
                 Candidate("persistence", "commit_message", max(0, colon - 2), colon + 1, colon - 1)
             )
+    if _TRIGGERS.isdisjoint(words) and not any("_" in w for w in words):
+        return out
     for i, w in enumerate(words):
         nxt = words[i + 1] if i + 1 < n else ""
         # "HTTP 200 from …", "the route responds with 200", "returned 201"
@@ -178,7 +183,7 @@ def status_candidates(words: Sequence[str], toks: Sequence[Token]) -> list[Candi
                 )
                 lo = i - 2 if i >= 2 and words[i - 2][:1].isalpha() else i - 1
                 out.append(Candidate(kind, "able_to", lo, min(n - 1, j + 2), j))
-        if _PASS_VALUE.fullmatch(w) and i > 0 and words[i - 1][:1].isalpha():
+        if "_" in w and _PASS_VALUE.fullmatch(w) and i > 0 and words[i - 1][:1].isalpha():
             out.append(Candidate("verification", "pass_value", i - 1, i, i))
         # "didn't find any … issues", "did not detect errors"
         if (w == "didn't" or (w == "did" and nxt == "not")) and i + 2 < n:
@@ -248,3 +253,12 @@ def _label_value(words: Sequence[str]) -> list[Candidate]:
     if place == "check":
         return [Candidate("verification", "label_value", 0, j, j)]
     return [Candidate("completion", "status_value", 0, j, j)]
+
+
+# The words the per-word rules above start from: a sentence with none is passed over.
+_TRIGGERS = (
+    frozenset({"http", "status", "no", "without", "nothing", "able", "didn't", "did", "zero"})
+    | RESPONSE_VERBS
+    | FOUND_WORDS
+    | CHECK_ACTS
+)
