@@ -61,7 +61,7 @@ def bench(dsn_base: str, rows: list[Row], batch: int, attempt: int) -> tuple[flo
     writer = ClickHouseWriter(f"{dsn_base}?database=bench_{batch}_{attempt}")
     start, cpu = time.perf_counter(), time.process_time()
     for i in range(0, len(rows), batch):
-        writer.write_rows({"account_revisions": rows[i : i + batch]})
+        writer.write_rows({"account_revision_rows": rows[i : i + batch]})
     elapsed, cpu = time.perf_counter() - start, time.process_time() - cpu
     stored = writer.conn.rows(f"SELECT count() FROM {writer.conn.table('account_revisions')}")[0][0]
     assert stored == len(rows), "every row must land once"  # sanity, not a benchmark assertion
@@ -72,10 +72,11 @@ def bench(dsn_base: str, rows: list[Row], batch: int, attempt: int) -> tuple[flo
 def bench_plain(dsn_base: str, rows: list[Row], batch: int, attempt: int) -> tuple[float, float]:
     """The same for the plain insert alone: no purge check, no read-back, no token."""
     conn = ClickHouseWriter(f"{dsn_base}?database=plain_{batch}_{attempt}").conn
-    cols, types = schema.ACCOUNT_REVISIONS.column_names, schema.ACCOUNT_REVISIONS.column_types
+    table = schema.ACCOUNT_REVISION_ROWS
+    cols, types = table.column_names, table.column_types
     start, cpu = time.perf_counter(), time.process_time()
     for i in range(0, len(rows), batch):
-        conn.insert("account_revisions", rows[i : i + batch], cols, column_types=types)
+        conn.insert(table.name, rows[i : i + batch], cols, column_types=types)
     elapsed, cpu = time.perf_counter() - start, time.process_time() - cpu
     drop(conn)
     return len(rows) / elapsed, len(rows) / cpu
@@ -101,7 +102,7 @@ def main() -> None:
     t0 = time.perf_counter()
     all_rows = [rows_for(r) for r in records]
     map_rate = len(records) / (time.perf_counter() - t0)
-    account_rows = [row for rs in all_rows for t, row in rs if t == "account_revisions"]
+    account_rows = [row for rs in all_rows for t, row in rs if t == "account_revision_rows"]
     size = statistics.mean(len(row[-1]) for row in account_rows[:1000])
     print(f"{len(account_rows):,} account revisions, mean account JSON {size / 1024:.1f} KiB")
     print(f"record -> rows mapping: {map_rate:,.0f} records/s (all tables)")

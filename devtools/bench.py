@@ -70,6 +70,7 @@ from outcomes.reducers.engine import Engine
 from outcomes.reducers.errors import OutcomesError
 from outcomes.reducers.limits import Limits
 from outcomes.sinks import defaults as sink_defaults
+from outcomes.sinks import schema
 from outcomes.sinks.consumer import Sink, SinkConfig
 from outcomes.sinks.rows import Row
 from outcomes.sinks.writer import ClickHouseWriter
@@ -112,7 +113,7 @@ class TimedWriter(ClickHouseWriter):
 
     def _insert(self, table: str, rows: Sequence[Row]) -> None:
         super()._insert(table, rows)
-        if table == "account_revisions":
+        if table == schema.ACCOUNT_REVISION_ROWS.name:
             acked = time.time()
             revisions = [[r[0], r[1], r[6]] for r in rows]
             self._log.write(json.dumps([acked, revisions]) + "\n")

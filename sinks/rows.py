@@ -16,6 +16,7 @@ import orjson
 
 from outcomes.reducers.records import OutputRecord
 from outcomes.reducers.timefmt import parse_rfc3339
+from outcomes.sinks import schema
 from outcomes.sinks.exceptions import MalformedRecord, UnknownRecordKind
 
 Row = tuple[Any, ...]
@@ -33,91 +34,100 @@ def ts(value: str) -> int:
     return parse_rfc3339(value)
 
 
-def _account(body: Mapping[str, Any]) -> TableRows:
-    run_id = body["run_id"]
-    revision = body["revision"]
-    revision_id = body["revision_id"]
-    created_at = ts(body["observation_cutoff"])
+def revision_row(body: Mapping[str, Any]) -> Row:
+    """An account revision's one row of `account_revision_rows`: the headline columns,
+    the canonical account JSON, then its predicates, contradictions and effects as the
+    parallel arrays of its Nested columns (sinks/schema.py, migration 13)."""
     dims = body["dimensions"]
-    yield (
-        "account_revisions",
-        (
-            run_id,
-            revision,
-            body["supersedes"],
-            revision_id,
-            body["status"],
-            body["workflow_status"],
-            created_at,
-            body["trigger_event_id"],
-            body["state_revision"],
-            body["goal_revision"],
-            body["candidate_snapshot"],
-            body["schema_version"],
-            body["assembler_version"],
-            dims["response_completion"],
-            dims["requested_action_outcome"],
-            dims["verification"],
-            dims["review"],
-            dims["durability"],
-            list(body["changes"]),
-            orjson.dumps(body, option=orjson.OPT_SORT_KEYS).decode(),
-        ),
+    predicates = body["predicates"]
+    contradictions = body["contradictions"]
+    effects = body["effects"]
+    pids = [p["id"] for p in predicates]
+    evidence = [c["evidence"] for c in contradictions]
+    return (
+        body["run_id"],
+        body["revision"],
+        body["supersedes"],
+        body["revision_id"],
+        body["status"],
+        body["workflow_status"],
+        ts(body["observation_cutoff"]),
+        body["trigger_event_id"],
+        body["state_revision"],
+        body["goal_revision"],
+        body["candidate_snapshot"],
+        body["schema_version"],
+        body["assembler_version"],
+        dims["response_completion"],
+        dims["requested_action_outcome"],
+        dims["verification"],
+        dims["review"],
+        dims["durability"],
+        list(body["changes"]),
+        orjson.dumps(body, option=orjson.OPT_SORT_KEYS).decode(),
+        pids,
+        [pid.split(":", 1)[0] for pid in pids],
+        [p["required"] for p in predicates],
+        [p["state"] for p in predicates],
+        [p["reason"] for p in predicates],
+        [list(p["evidence"]) for p in predicates],
+        [c["subject"] for c in contradictions],
+        [c["kind"] for c in contradictions],
+        [[e["event_id"] for e in ev] for ev in evidence],
+        [[str(e["value"]) for e in ev] for ev in evidence],
+        [[ts(e["occurred_at"]) for e in ev] for ev in evidence],
+        [e["intent_id"] for e in effects],
+        [e["effect_class"] for e in effects],
+        [e["state"] for e in effects],
+        [list(e["receipts"]) for e in effects],
+        [e["unresolved"] for e in effects],
     )
-    for p in body["predicates"]:
-        pid = p["id"]
-        yield (
-            "predicate_results",
-            (
-                run_id,
-                revision,
-                pid,
-                f"{revision_id}:{pid}",
-                pid.split(":", 1)[0],
-                p["required"],
-                p["state"],
-                p["reason"],
-                list(p["evidence"]),
-                created_at,
-            ),
-        )
-    for c in body["contradictions"]:
-        evidence = c["evidence"]
-        yield (
-            "contradictions",
-            (
-                run_id,
-                revision,
-                c["subject"],
-                c["kind"],
-                f"{revision_id}:{c['subject']}:{c['kind']}",
-                [e["event_id"] for e in evidence],
-                [str(e["value"]) for e in evidence],
-                [ts(e["occurred_at"]) for e in evidence],
-                created_at,
-            ),
-        )
-    for e in body["effects"]:
-        yield (
-            "effect_states",
-            (
-                run_id,
-                revision,
-                e["intent_id"],
-                f"{revision_id}:{e['intent_id']}",
-                e["effect_class"],
-                e["state"],
-                list(e["receipts"]),
-                e["unresolved"],
-                created_at,
-            ),
-        )
+
+
+def _account(body: Mapping[str, Any]) -> TableRows:
+    yield schema.ACCOUNT_REVISION_ROWS.name, revision_row(body)
+
+
+def _default(kind: str) -> Any:
+    """The value a column of `output_rows` holds in rows of another record table."""
+    if kind.startswith("Array("):
+        return []
+    if "Nullable(" in kind:
+        return None
+    if "String" in kind:
+        return ""
+    if kind == "Bool":
+        return False
+    if kind.startswith("Float"):
+        return 0.0
+    return 0  # integers, and DateTime64 as microseconds
+
+
+def output_row_packer(record_table: str) -> Callable[..., Row]:
+    """A function from the values of a row in the columns of the old table `record_table`
+    (as the builders below give them) to its row of `output_rows`."""
+    names = schema.OUTPUT_ROWS.column_names
+    template = [_default(kind) for kind in schema.OUTPUT_ROWS.column_types]
+    template[0] = record_table
+    slots = [names.index(n) for n in schema.LEGACY_BY_NAME[record_table].column_names]
+
+    def pack(*row: Any) -> Row:
+        out = template.copy()
+        for slot, value in zip(slots, row, strict=True):
+            out[slot] = value
+        return tuple(out)
+
+    return pack
+
+
+_PACK = {t.name: output_row_packer(t.name) for t in schema.OUTPUT_ROW_TABLES}
+_OUTPUT_ROWS = schema.OUTPUT_ROWS.name
 
 
 def _notification(body: Mapping[str, Any]) -> TableRows:
     yield (
-        "notifications",
-        (
+        _OUTPUT_ROWS,
+        _PACK["notifications"](
             body["run_id"],
             body["revision"],
             body["notification_id"],
@@ -139,8 +149,8 @@ def _provenance(body: Mapping[str, Any]) -> TableRows:
     if row_type == "retrieval_candidate":
         r = body["retrieval"]
         yield (
-            "journal_retrieval_events",
-            (
+            _OUTPUT_ROWS,
+            _PACK["journal_retrieval_events"](
                 run_id,
                 r["retrieval_id"],
                 r["candidate_id"],
@@ -163,8 +173,8 @@ def _provenance(body: Mapping[str, Any]) -> TableRows:
     elif row_type == "context_injection":
         i = body["injection"]
         yield (
-            "journal_context_injections",
-            (
+            _OUTPUT_ROWS,
+            _PACK["journal_context_injections"](
                 run_id,
                 i["injection_id"],
                 body["event_id"],
@@ -185,8 +195,8 @@ def _provenance(body: Mapping[str, Any]) -> TableRows:
     elif row_type == "finding":
         f = body["finding"]
         yield (
-            "provenance_findings",
-            (
+            _OUTPUT_ROWS,
+            _PACK["provenance_findings"](
                 run_id,
                 f["kind"],
                 f["subject"],
@@ -240,8 +250,8 @@ def _claim_verdict(body: Mapping[str, Any]) -> TableRows:
 
 def _claim_notification(body: Mapping[str, Any]) -> TableRows:
     yield (
-        "claim_notifications",
-        (
+        _OUTPUT_ROWS,
+        _PACK["claim_notifications"](
             body["run_id"],
             body["revision"],
             body["trigger_event_id"],

@@ -1,9 +1,10 @@
 """One run's records read back from ClickHouse, as the output records carried them
 (docs/records.md): for `outcomes show` and `outcomes export` (docs/reports.md).
 
-Account revisions come back byte for byte from `account_revisions.account` (the sink
-stores each body as canonical JSON); claim verdicts are rebuilt from their columns of
-`claim_verdicts`. Every table is read with FINAL, so a redelivered row is read once.
+Account revisions come back byte for byte from `account_revision_rows.account` (the
+table behind the `account_revisions` view; the sink stores each body as canonical
+JSON); claim verdicts are rebuilt from their columns of `claim_verdicts`. Every table
+is read with FINAL, so a redelivered row is read once.
 """
 
 from __future__ import annotations
@@ -43,7 +44,7 @@ def read_run(dsn: str, run_id: str) -> RunRecords:
     if not conn.live:
         schema.ensure_schema(conn)
     revisions = conn.rows(
-        f"SELECT account FROM {conn.table('account_revisions')} FINAL "
+        f"SELECT account FROM {conn.table(schema.ACCOUNT_REVISION_ROWS.name)} FINAL "
         "WHERE run_id = {run:String} ORDER BY revision",
         {"run": run_id},
     )

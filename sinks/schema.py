@@ -17,10 +17,16 @@ import os
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
+from typing import TYPE_CHECKING
+
+import orjson
 
 from outcomes.common.settings import Settings
 from outcomes.sinks.clickhouse import Connection
 from outcomes.sinks.exceptions import PurgeDenied, SchemaNotMigrated
+
+if TYPE_CHECKING:
+    from outcomes.sinks.writer import ClickHouseWriter
 
 log = logging.getLogger(__name__)
 
@@ -321,7 +327,9 @@ DEAD_LETTERS = Table(
     has_run_id=False,
 )
 
-DATA_TABLES: tuple[Table, ...] = (
+# The tables migration 1 (and 5) made, one per row type. Since migration 13 most of them
+# are views of the two record tables below, under the same names and columns.
+LEGACY_TABLES: tuple[Table, ...] = (
     ACCOUNT_REVISIONS,
     PREDICATE_RESULTS,
     CONTRADICTIONS,
@@ -334,12 +342,88 @@ DATA_TABLES: tuple[Table, ...] = (
     CLAIM_NOTIFICATIONS,
     DEAD_LETTERS,
 )
-TABLES_BY_NAME = {t.name: t for t in DATA_TABLES}
+LEGACY_BY_NAME = {t.name: t for t in LEGACY_TABLES}
 # The tables as migration 1 created them (claim_verdicts without its settlement columns).
 _V1_TABLES = tuple(
     CLAIM_VERDICTS_V1 if t is CLAIM_VERDICTS else t
-    for t in DATA_TABLES
+    for t in LEGACY_TABLES
     if t is not CLAIM_NOTIFICATIONS
+)
+
+# Migration 13 (issue 28): chDB pays ~5-10 ms per INSERT, i.e. per part written, so a
+# flush that wrote ten tables now writes three: an account revision is one row with its
+# predicates, contradictions and effects as Nested columns, and notifications, claim
+# notifications and provenance rows share one table. The old names are views.
+REVISION_DETAILS: tuple[tuple[str, Table, tuple[str, ...]], ...] = (
+    # (Nested column, the view it feeds, that view's columns the Nested column holds)
+    (
+        "predicates",
+        PREDICATE_RESULTS,
+        ("predicate_id", "predicate_kind", "required", "state", "reason", "evidence"),
+    ),
+    (
+        "contradictions",
+        CONTRADICTIONS,
+        ("subject", "kind", "evidence_event_ids", "evidence_values", "evidence_occurred_at"),
+    ),
+    ("effects", EFFECT_STATES, ("intent_id", "effect_class", "state", "receipts", "unresolved")),
+)
+
+
+def _nested(nest: str, table: Table, names: tuple[str, ...]) -> tuple[tuple[str, str], ...]:
+    kinds = dict(table.columns)
+    return tuple((f"{nest}.{name}", f"Array({kinds[name]})") for name in names)
+
+
+ACCOUNT_REVISION_ROWS = Table(
+    "account_revision_rows",
+    ACCOUNT_REVISIONS.columns
+    + tuple(col for nest, table, names in REVISION_DETAILS for col in _nested(nest, table, names)),
+    ACCOUNT_REVISIONS.order_by,
+    ACCOUNT_REVISIONS.partition_by,
+    "One row per account revision with its predicates, contradictions and effects "
+    "(Nested); read through account_revisions, predicate_results, contradictions, "
+    "effect_states.",
+)
+
+# The row types that share `output_rows`, each shown by the view of its old name.
+OUTPUT_ROW_TABLES: tuple[Table, ...] = (
+    NOTIFICATIONS,
+    CLAIM_NOTIFICATIONS,
+    JOURNAL_RETRIEVAL_EVENTS,
+    JOURNAL_CONTEXT_INJECTIONS,
+    PROVENANCE_FINDINGS,
+)
+
+
+def _union_columns(tables: Iterable[Table]) -> tuple[tuple[str, str], ...]:
+    """Every column of the tables, once, in order of first appearance (a name must have
+    one type wherever it appears)."""
+    seen: dict[str, str] = {}
+    for table in tables:
+        for name, kind in table.columns:
+            if seen.setdefault(name, kind) != kind:
+                raise AssertionError(f"{table.name}.{name}: {kind} against {seen[name]}")
+    return tuple(seen.items())
+
+
+OUTPUT_ROWS = Table(
+    "output_rows",
+    (("record_table", LC), *_union_columns(OUTPUT_ROW_TABLES)),
+    ("record_table", "run_id", "row_id"),
+    None,
+    "Notifications, claim notifications and provenance rows, one row each; record_table "
+    "names the view that shows it.",
+)
+
+# The physical data tables: what the writer inserts into and the purge deletes from.
+DATA_TABLES: tuple[Table, ...] = (ACCOUNT_REVISION_ROWS, OUTPUT_ROWS, CLAIM_VERDICTS, DEAD_LETTERS)
+TABLES_BY_NAME = {t.name: t for t in DATA_TABLES}
+# Old table names that are views of DATA_TABLES since migration 13.
+RECORD_VIEWS: tuple[str, ...] = (
+    ACCOUNT_REVISIONS.name,
+    *(table.name for _, table, _ in REVISION_DETAILS),
+    *(table.name for table in OUTPUT_ROW_TABLES),
 )
 
 _V1_VIEWS: tuple[str, ...] = (
@@ -350,7 +434,7 @@ _V1_VIEWS: tuple[str, ...] = (
     "current_provenance_findings",
     "supersession_history",
 )
-VIEWS: tuple[str, ...] = (*_V1_VIEWS, "current_claim_verdicts")
+VIEWS: tuple[str, ...] = (*_V1_VIEWS, "current_claim_verdicts", *RECORD_VIEWS)
 
 
 def _bookkeeping_ddl(db: str) -> list[str]:
@@ -467,6 +551,217 @@ def _supported_in_current_verdicts_ddl(db: str) -> list[str]:
     return [_current_claim_verdicts_view(db, "CREATE OR REPLACE VIEW", extra="supported, ")]
 
 
+# -- migration 13: the record tables (issue 28) -------------------------------------------
+
+
+def _cols(names: Iterable[str]) -> str:
+    return ", ".join(f"`{n}`" for n in names)
+
+
+def record_view_select(db: str, table: Table) -> str:
+    """The SELECT of the view that shows an old table's rows since migration 13: its
+    columns, in its order, with the row ids and keys it had.
+
+    Like the table it replaces it shows physical rows, not FINAL: `outcomes query` reads
+    it with `final = 1` (the setting reaches the table inside the view), `--no-final`
+    shows a not-yet-merged duplicate as before. (`FROM view FINAL` does not reach it.)
+    """
+    if table is ACCOUNT_REVISIONS:
+        return f"SELECT {_cols(table.column_names)} FROM `{db}`.`{ACCOUNT_REVISION_ROWS.name}`"
+    for nest, shown, names in REVISION_DETAILS:
+        if shown is not table:
+            continue
+        # The item's id was the revision's id, then the key columns after (run, revision).
+        keys = [k for k in table.order_by if k not in ("run_id", "revision")]
+        exprs = []
+        for name in table.column_names:
+            if name == "row_id":
+                expr = "concat(r.row_id, " + ", ".join(f"':', d.`{k}`" for k in keys) + ")"
+            elif name in names:
+                expr = f"d.`{name}`"
+            else:
+                expr = f"r.`{name}`"
+            exprs.append(f"{expr} AS `{name}`")
+        return (
+            f"SELECT {', '.join(exprs)}\nFROM `{db}`.`{ACCOUNT_REVISION_ROWS.name}` AS r\n"
+            f"ARRAY JOIN r.`{nest}` AS d"
+        )
+    if table in OUTPUT_ROW_TABLES:
+        return (
+            f"SELECT {_cols(table.column_names)} FROM `{db}`.`{OUTPUT_ROWS.name}`\n"
+            f"WHERE record_table = '{table.name}'"
+        )
+    raise ValueError(f"{table.name} is not shown by a record view")
+
+
+def _current13(db: str) -> str:
+    return (
+        "(run_id, revision) IN (SELECT run_id, max(revision) "
+        f"FROM `{db}`.`{ACCOUNT_REVISION_ROWS.name}` GROUP BY run_id)"
+    )
+
+
+def _record_tables_ddl(db: str) -> list[str]:
+    """Migration 13's statements: the two record tables, and the analysts' views read
+    them directly (same names, same columns). The old tables become views of them in
+    `_move_into_record_tables`, after their rows are moved."""
+    rev, out, cur = (
+        f"`{db}`.`{ACCOUNT_REVISION_ROWS.name}`",
+        f"`{db}`.`{OUTPUT_ROWS.name}`",
+        _current13(db),
+    )
+    return [
+        ACCOUNT_REVISION_ROWS.ddl(db),
+        OUTPUT_ROWS.ddl(db),
+        f"""CREATE OR REPLACE VIEW `{db}`.current_accounts AS
+SELECT {_cols(ACCOUNT_REVISIONS.column_names)} FROM {rev} FINAL
+ORDER BY run_id, revision DESC
+LIMIT 1 BY run_id""",
+        f"""CREATE OR REPLACE VIEW `{db}`.unresolved_effects AS
+SELECT run_id, revision, e.intent_id AS intent_id, e.effect_class AS effect_class,
+       e.state AS state, e.receipts AS receipts, created_at
+FROM {rev} FINAL ARRAY JOIN effects AS e
+WHERE e.unresolved AND {cur}""",
+        f"""CREATE OR REPLACE VIEW `{db}`.open_contradictions AS
+SELECT run_id, revision, c.subject AS subject, c.kind AS kind,
+       c.evidence_event_ids AS evidence_event_ids, c.evidence_values AS evidence_values,
+       c.evidence_occurred_at AS evidence_occurred_at, created_at
+FROM {rev} FINAL ARRAY JOIN contradictions AS c
+WHERE {cur}""",
+        f"""CREATE OR REPLACE VIEW `{db}`.stale_or_missing_checks AS
+SELECT run_id, revision, substring(p.predicate_id, 7) AS label, p.reason AS reason,
+       p.state AS state, p.evidence AS evidence, created_at
+FROM {rev} FINAL ARRAY JOIN predicates AS p
+WHERE p.predicate_kind = 'check' AND p.required AND p.reason IN ('stale', 'missing') AND {cur}""",
+        f"""CREATE OR REPLACE VIEW `{db}`.current_provenance_findings AS
+SELECT run_id, kind, subject,
+       max(revision) AS last_changed_revision,
+       argMax(evidence, revision) AS evidence,
+       argMax(occurred_at, revision) AS observed_at
+FROM {out} FINAL
+WHERE record_table = 'provenance_findings'
+GROUP BY run_id, kind, subject
+HAVING argMax(change, revision) = 'raised'""",
+        f"""CREATE OR REPLACE VIEW `{db}`.supersession_history AS
+SELECT run_id, revision, supersedes, status,
+       lagInFrame(status) OVER (PARTITION BY run_id ORDER BY revision
+           ROWS BETWEEN 1 PRECEDING AND CURRENT ROW) AS previous_status,
+       workflow_status, changes, trigger_event_id, created_at,
+       (run_id, revision) IN (SELECT run_id, revision FROM {out}
+                              WHERE record_table = 'notifications') AS notified
+FROM {rev} FINAL""",
+    ]
+
+
+# Runs per step when migration 13 moves rows (each step is one exactly-once write).
+_MOVE_RUNS = 2_000
+
+
+def _engines(conn: Connection) -> dict[str, str]:
+    rows = conn.rows(
+        "SELECT name, engine FROM system.tables WHERE database = {db:String}",
+        {"db": conn.database},
+    )
+    return {str(name): str(engine) for name, engine in rows}
+
+
+def _count(conn: Connection, sql: str) -> int:
+    return int(conn.rows(sql)[0][0] or 0)
+
+
+def _move_into_record_tables(conn: Connection) -> None:
+    """Migration 13's second half: every old table's rows move into the record tables,
+    then the old table is dropped and a view of its name and columns takes its place.
+
+    Revisions are rebuilt from their stored account JSON (the record body, byte for
+    byte) by the sink's own row builder; the other rows are copied column by column.
+    Each step is an exactly-once write (sinks/writer.py), so a migration interrupted
+    anywhere is re-run from the start and adds nothing twice. An old table is dropped
+    only once the record tables show as many of its rows (FINAL) as it holds; otherwise
+    this raises and leaves it in place.
+    """
+    from outcomes.sinks import rows as row_builder  # lazy: rows and writer import schema
+    from outcomes.sinks.writer import ClickHouseWriter
+
+    writer = ClickHouseWriter.on(conn)
+    engines = _engines(conn)
+    legacy = [ACCOUNT_REVISIONS, *(t for _, t, _ in REVISION_DETAILS), *OUTPUT_ROW_TABLES]
+    for table in legacy:
+        if engines.get(table.name, "View") == "View":
+            continue  # moved already (or never made): only the view may be missing
+        if table is ACCOUNT_REVISIONS:
+            # The account JSON is the record body: rebuild the row as the sink would.
+            _move_rows(
+                conn, writer, table, "SELECT account", ACCOUNT_REVISION_ROWS.name, _revision_of
+            )
+        elif table in OUTPUT_ROW_TABLES:
+            exprs = [
+                f"toUnixTimestamp64Micro(`{n}`)" if t == TS else f"`{n}`" for n, t in table.columns
+            ]
+            pack = row_builder.output_row_packer(table.name)
+            _move_rows(conn, writer, table, f"SELECT {', '.join(exprs)}", OUTPUT_ROWS.name, pack)
+        # (a revision's details are rebuilt with the revision above)
+        _check_moved(conn, table)
+        conn.command(f"DROP TABLE IF EXISTS {conn.table(table.name)} SYNC")
+    for table in legacy:
+        view = record_view_select(conn.database, table)
+        conn.command(f"CREATE VIEW IF NOT EXISTS {conn.table(table.name)} AS\n{view}")
+
+
+def _revision_of(account: object) -> tuple[object, ...]:
+    from outcomes.sinks import rows as row_builder
+
+    return row_builder.revision_row(orjson.loads(str(account)))
+
+
+def _move_rows(
+    conn: Connection,
+    writer: ClickHouseWriter,
+    table: Table,
+    select: str,
+    target: str,
+    convert: Callable[..., tuple[object, ...]],
+) -> None:
+    """Write every row of an old table into `target`, `_MOVE_RUNS` runs at a time (each
+    row's selected values are `convert`'s arguments)."""
+    name = conn.table(table.name)
+    runs = [str(r[0]) for r in conn.rows(f"SELECT DISTINCT run_id FROM {name} ORDER BY run_id")]
+    for start in range(0, len(runs), _MOVE_RUNS):
+        found = conn.rows(
+            f"{select} FROM {name} FINAL WHERE run_id IN {{runs:Array(String)}}",
+            {"runs": runs[start : start + _MOVE_RUNS]},
+        )
+        if found:
+            writer.write_rows({target: [convert(*row) for row in found]})
+
+
+def _check_moved(conn: Connection, table: Table) -> None:
+    """Raise unless the record tables hold as many of `table`'s rows as it does."""
+    held = _count(conn, f"SELECT count() FROM {conn.table(table.name)} FINAL")
+    rev, out = conn.table(ACCOUNT_REVISION_ROWS.name), conn.table(OUTPUT_ROWS.name)
+    if table is ACCOUNT_REVISIONS:
+        moved = _count(conn, f"SELECT count() FROM {rev} FINAL")
+    elif table in OUTPUT_ROW_TABLES:
+        moved = _count(conn, f"SELECT count() FROM {out} FINAL WHERE record_table = '{table.name}'")
+    else:
+        nest, names = next((n, c) for n, t, c in REVISION_DETAILS if t is table)
+        moved = _count(conn, f"SELECT sum(length(`{nest}.{names[0]}`)) FROM {rev} FINAL")
+    if moved != held:
+        raise SchemaNotMigrated(
+            f"migration 13: {table.name} holds {held:,} rows but the record tables "
+            f"{moved:,} of them; {table.name} was left in place (nothing dropped)"
+        )
+
+
+def _record_tables_roles_ddl(db: str) -> list[str]:
+    """Migration 14: the roles' grants on what migration 13 made (the old names, now
+    views, are granted again: a server may have dropped their grants with the tables)."""
+    return [
+        *_analyst_grants(db, [ACCOUNT_REVISION_ROWS.name, OUTPUT_ROWS.name, *RECORD_VIEWS]),
+        *_table_grants(db, [ACCOUNT_REVISION_ROWS, OUTPUT_ROWS]),
+    ]
+
+
 def role_names(db: str) -> dict[str, str]:
     """The three roles a server migration creates, by purpose."""
     return {"analyst": f"{db}_analyst", "sink": f"{db}_sink", "purge": f"{db}_purge"}
@@ -482,6 +777,8 @@ def _table_grants(db: str, tables: Iterable[Table]) -> list[str]:
     stmts = []
     for table in tables:
         key_cols = "run_id, row_id" if table.has_run_id else "row_id"
+        if "record_table" in table.column_names:  # part of output_rows' identity
+            key_cols = f"record_table, {key_cols}"
         stmts.append(f"GRANT INSERT ON `{db}`.`{table.name}` TO `{roles['sink']}`")
         # The writer reads back keys (never data) to drop rows already stored.
         stmts.append(f"GRANT SELECT({key_cols}) ON `{db}`.`{table.name}` TO `{roles['sink']}`")
@@ -649,7 +946,16 @@ MIGRATIONS: tuple[Migration, ...] = (
         ],
     ),
     Migration(10, "current claim verdicts: supported", _supported_in_current_verdicts_ddl),
+    Migration(
+        13,
+        "record tables: revisions with their details, output rows",
+        _record_tables_ddl,
+        then=_move_into_record_tables,
+    ),
+    Migration(14, "roles: record tables", _record_tables_roles_ddl, server_only=True),
 )
+# Applied in version order, whatever order the lines above are in.
+MIGRATIONS = tuple(sorted(MIGRATIONS, key=lambda m: m.version))
 LATEST_VERSION = MIGRATIONS[-1].version
 
 

@@ -39,20 +39,14 @@ from outcomes.sinks.rows import Row, rows_for
 
 log = logging.getLogger(__name__)
 
-# Children before parents: once an account revision row is visible, its predicate,
-# contradiction and effect rows are too; a notification follows its revision, and a
-# claim notification the verdicts it lists.
+# An account revision is one row with its predicates, contradictions and effects
+# (atomic since migration 13); notifications follow their revisions and claim
+# notifications the verdicts they list, in `output_rows`, written after both. Provenance
+# rows share that table, so they become visible with it, after the revisions of the flush.
 FLUSH_ORDER: tuple[str, ...] = (
-    "predicate_results",
-    "contradictions",
-    "effect_states",
-    "journal_retrieval_events",
-    "journal_context_injections",
-    "provenance_findings",
-    "account_revisions",
-    "notifications",
+    "account_revision_rows",
     "claim_verdicts",
-    "claim_notifications",
+    "output_rows",
     "dead_letters",
 )
 assert set(FLUSH_ORDER) == set(schema.TABLES_BY_NAME)
@@ -86,18 +80,30 @@ class WriteReport:
 
 @dataclass(frozen=True)
 class _Layout:
-    """Where a table keeps its run_id and row_id columns, and what an insert names."""
+    """Where a table keeps its run_id, row_id and record_table columns, and what an
+    insert names."""
 
     table: schema.Table
     run_idx: int
     row_idx: int
     columns: tuple[str, ...]
     types: tuple[str, ...]
+    # output_rows: a row's identity is (record_table, row_id), its key "table/row_id"
+    # (a record table's name has no "/").
+    kind_idx: int | None = None
+
+    def key(self, row: Row) -> str:
+        if self.kind_idx is None:
+            return str(row[self.row_idx])
+        return f"{row[self.kind_idx]}/{row[self.row_idx]}"
 
 
 def _layout(table: schema.Table) -> _Layout:
     names = table.column_names
-    return _Layout(table, names.index("run_id"), names.index("row_id"), names, table.column_types)
+    kind = names.index("record_table") if "record_table" in names else None
+    return _Layout(
+        table, names.index("run_id"), names.index("row_id"), names, table.column_types, kind
+    )
 
 
 _LAYOUTS = {t.name: _layout(t) for t in schema.DATA_TABLES}
@@ -123,6 +129,15 @@ class ClickHouseWriter:
         self.batch_rows = batch_rows
         self.retries = retries
         self.retry_delay = retry_delay
+
+    @classmethod
+    def on(cls, conn: Connection) -> ClickHouseWriter:
+        """A writer on an open connection whose schema is being migrated (migration 13
+        moves rows with it): no `ensure_schema`, the default batching and retries."""
+        writer = cls.__new__(cls)
+        writer.conn = conn
+        writer.batch_rows, writer.retries, writer.retry_delay = 20_000, 3, 0.5
+        return writer
 
     def write(self, records: Iterable[OutputRecord]) -> WriteReport:
         """Land records (any kinds, any number); flushes every `batch_rows` rows."""
@@ -180,13 +195,13 @@ class ClickHouseWriter:
                 batch = kept
             unique: dict[str, Row] = {}
             for row in batch:
-                unique.setdefault(row[lay.row_idx], row)
+                unique.setdefault(lay.key(row), row)
             batches[table] = unique
         stored = self._stored_ids({t: list(u.values()) for t, u in batches.items() if u})
         for table, unique in batches.items():
             lay = _LAYOUTS[table]
             present = stored.get(table, set())
-            fresh = [row for rid, row in unique.items() if rid not in present]
+            fresh = [row for key, row in unique.items() if key not in present]
             if fresh:
                 self._insert(table, fresh)
             report.inserted[table] = len(fresh)
@@ -214,7 +229,8 @@ class ClickHouseWriter:
         return {r[0] for r in self.conn.rows(sql)}
 
     def _stored_ids(self, rows: Mapping[str, Sequence[Row]]) -> dict[str, set[str]]:
-        """Per table, the row_ids among `rows` it already holds (any copy, merged or not).
+        """Per table, the keys (`_Layout.key`) among `rows` it already holds (any copy,
+        merged or not).
 
         One query for all tables (a UNION ALL of one SELECT per table, up to
         `_MAX_IDS_PER_QUERY` ids per query): each query has a fixed cost, and a flush
@@ -243,7 +259,7 @@ class ClickHouseWriter:
     def _stored_select(
         self, index: int, lay: _Layout, chunk: Sequence[Row], keys: dict[str, bytes]
     ) -> str:
-        """`SELECT <table name>, row_id` of the chunk's stored rows; binds its key sets."""
+        """`SELECT <table name>, <key>` of the chunk's stored rows; binds its key sets."""
         name = lay.table.name
         ids = f"$row_ids_{index}$"
         keys[ids] = _json_keys([row[lay.row_idx] for row in chunk])
@@ -254,13 +270,20 @@ class ClickHouseWriter:
             runs = f"$run_ids_{index}$"
             keys[runs] = _json_keys(list({row[lay.run_idx] for row in chunk}))
             where = f"run_id IN {_KEY_SET.format(runs)} AND {where}"
+        key = "row_id"
+        if lay.kind_idx is not None:
+            # record_table leads output_rows' ORDER BY: the index prunes to those tables.
+            kinds = f"$kinds_{index}$"
+            keys[kinds] = _json_keys(list({row[lay.kind_idx] for row in chunk}))
+            where = f"record_table IN {_KEY_SET.format(kinds)} AND {where}"
+            key = "concat(record_table, '/', row_id)"
         # Table names are identifiers of our own schema (sinks/schema.py), never input.
-        return f"SELECT '{name}', row_id FROM {self.conn.table(name)} WHERE {where}"
+        return f"SELECT '{name}', {key} FROM {self.conn.table(name)} WHERE {where}"
 
 
 def _token(table: str, rows: Sequence[Row], lay: _Layout) -> str:
-    """SHA-256 of the table name and the sorted row ids, each preceded by a NUL byte."""
-    ids = sorted(row[lay.row_idx] for row in rows)
+    """SHA-256 of the table name and the sorted row keys, each preceded by a NUL byte."""
+    ids = sorted(lay.key(row) for row in rows)
     return hashlib.sha256("\0".join([table, *ids]).encode()).hexdigest()
 
 

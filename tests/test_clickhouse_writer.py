@@ -34,20 +34,36 @@ def chdb_dsn(tmp_path: Path) -> Iterator[str]:
 
 
 def expected_counts(records: list[OutputRecord]) -> dict[str, int]:
-    """Rows per table the records must produce (distinct row ids)."""
+    """Rows per table the records must produce (distinct identities: the row id, and in
+    output_rows the record table too)."""
     ids: dict[str, set[str]] = {}
     for record in records:
         for table, row in rows_for(record):
-            names = schema.TABLES_BY_NAME[table].column_names
-            ids.setdefault(table, set()).add(row[names.index("row_id")])
+            ids.setdefault(table, set()).add(identity(table, row))
     return {t: len(v) for t, v in ids.items()}
 
 
+def identity(table: str, row: tuple[object, ...]) -> str:
+    names = schema.TABLES_BY_NAME[table].column_names
+    row_id = str(row[names.index("row_id")])
+    if "record_table" in names:
+        return f"{row[names.index('record_table')]}/{row_id}"
+    return row_id
+
+
+def _identity_sql(table: schema.Table) -> str:
+    if "record_table" in table.column_names:
+        return "concat(record_table, '/', row_id)"
+    return "row_id"
+
+
 def physical_counts(conn: clickhouse.Connection) -> dict[str, tuple[int, int]]:
-    """(rows, distinct row ids) per table, read WITHOUT FINAL: physical duplicates show."""
+    """(rows, distinct identities) per table, read WITHOUT FINAL: physical duplicates show."""
     out = {}
     for table in schema.DATA_TABLES:
-        rows = conn.rows(f"SELECT count(), uniqExact(row_id) FROM {conn.table(table.name)}")
+        rows = conn.rows(
+            f"SELECT count(), uniqExact({_identity_sql(table)}) FROM {conn.table(table.name)}"
+        )
         out[table.name] = (int(rows[0][0]), int(rows[0][1]))
     return out
 
@@ -123,12 +139,13 @@ def test_batch_cut_short_midway_is_completed_by_the_retry(chdb_dsn: str) -> None
         for table, row in rows_for(record):
             rows.setdefault(table, []).append(row)
     partial = {
-        "predicate_results": rows["predicate_results"][::2],
-        "effect_states": rows["effect_states"],
+        "account_revision_rows": rows["account_revision_rows"][::2],
+        "output_rows": rows["output_rows"],
     }
     writer.write_rows(partial)
     report = writer.write(records)
-    assert report.already_present["effect_states"] == len(rows["effect_states"])
+    assert report.already_present["output_rows"] == len(rows["output_rows"])
+    assert report.already_present["account_revision_rows"] == len(partial["account_revision_rows"])
     assert_exactly_once(writer.conn, records)
 
 
@@ -208,7 +225,7 @@ def test_racing_duplicates_never_show_through_final_or_views(chdb_dsn: str) -> N
     writer = ClickHouseWriter(chdb_dsn)
     writer.write(records)
     conn = writer.conn
-    table = schema.ACCOUNT_REVISIONS
+    table = schema.ACCOUNT_REVISION_ROWS  # the physical table behind account_revisions
     extra = [row for r in records for t, row in rows_for(r) if t == table.name]
     conn.insert(table.name, extra, table.column_names)  # no read-back, no token: a racer
     raw = conn.rows(f"SELECT count() FROM {conn.table(table.name)}")[0][0]
@@ -226,7 +243,7 @@ def test_same_insert_token_is_stored_once(chdb_dsn: str) -> None:
     """Layer 3: the dedup window makes a repeated token a no-op on plain (non-replicated) tables."""
     writer = ClickHouseWriter(chdb_dsn)
     conn = writer.conn
-    table = schema.NOTIFICATIONS
+    table = schema.OUTPUT_ROWS  # notifications and the other rows that share it
     rows = [row for r in samples.sample_records() for t, row in rows_for(r) if t == table.name]
     for _ in range(3):
         conn.insert(table.name, rows, table.column_names, {"insert_deduplication_token": "t-1"})
@@ -334,7 +351,7 @@ def test_ids_with_quotes_backslashes_and_unicode_deduplicate(chdb_dsn: str) -> N
     ]
     records = [samples.account(run, 1, status="complete", minute=1) for run in odd]
     writer = ClickHouseWriter(chdb_dsn)
-    assert writer.write(records).inserted["account_revisions"] == len(odd)
+    assert writer.write(records).inserted["account_revision_rows"] == len(odd)
     assert writer.write(records).rows_inserted == 0
     assert_exactly_once(writer.conn, records)
     stored = writer.conn.rows(f"SELECT run_id FROM {writer.conn.table('account_revisions')}")

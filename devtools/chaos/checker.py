@@ -90,6 +90,9 @@ class Snapshot:
     """table -> the purged runs it still has rows of."""
 
 
+_FINAL = {"final": 1}
+
+
 def _scoped(table: schema.Table) -> str:
     return "startsWith(run_id, {prefix:String})" if table.has_run_id else "1"
 
@@ -115,18 +118,22 @@ def read_snapshot(dsn: str, prefix: str) -> Snapshot:
             )
             repeated[table.name] = [str(r[0]) for r in found]
     accounts: dict[str, dict[int, tuple[int | None, str]]] = {}
+    # account_revisions and notifications are views (migration 13): `final = 1` reaches
+    # the table inside them, where `FROM view FINAL` would not.
     for run_id, revision, supersedes, account in conn.rows(
         f"SELECT run_id, revision, supersedes, account "
-        f"FROM {conn.table('account_revisions')} FINAL WHERE {_scoped(schema.ACCOUNT_REVISIONS)}",
+        f"FROM {conn.table('account_revisions')} WHERE {_scoped(schema.ACCOUNT_REVISIONS)}",
         params,
+        settings=_FINAL,
     ):
         accounts.setdefault(run_id, {})[int(revision)] = (supersedes, account)
     notifications = {
         (run_id, int(revision)): (kind, supersedes, status, previous)
         for run_id, revision, kind, supersedes, status, previous in conn.rows(
             "SELECT run_id, revision, kind, supersedes, status, previous_status "
-            f"FROM {conn.table('notifications')} FINAL WHERE {_scoped(schema.NOTIFICATIONS)}",
+            f"FROM {conn.table('notifications')} WHERE {_scoped(schema.NOTIFICATIONS)}",
             params,
+            settings=_FINAL,
         )
     }
     dead_letters = [
