@@ -17,7 +17,7 @@ span is mapped on its own (no state between requests), by what it shows:
   no workspace). An agent span that ended in an error interrupts the run instead
   (`run.interrupted` with the error as the reason; `run.cancelled` when the error is a
   cancellation). The root span of a trace that is a model call or an OpenInference
-  chain also starts and finalizes the run.
+  chain is the run in the same way (its input the goal, its output the narrative).
 - A tool span (`execute_tool`; OpenInference `TOOL`; OpenLLMetry `tool`) is an action:
   `tool.started` and `tool.finished` under `gen_ai.tool.call.id` (or the span id). Its
   outcome is `failed` when the span ended in an error (status `ERROR`, `error.type`) or
@@ -240,8 +240,8 @@ def map_span(span: SpanView) -> list[Event] | str:
         return builder.tool()
     if op in MODEL_OPERATIONS:
         return builder.model()
-    if op == "openinference:CHAIN" and span.is_root:
-        return builder.run_bounds()
+    if op == "openinference:CHAIN" and span.is_root:  # the application's whole request
+        return builder.agent()
     return f"operation {op!r} has no outcome event"
 
 
@@ -332,11 +332,11 @@ class _Builder:
         span = self.span
         response = span.attributes.get("gen_ai.response.id")
         call = response if isinstance(response, str) and response else f"otlp-{span.span_id}"
-        events = [self.event("inference", "inference.started", span.start_ns, model_call_id=call)]
-        if span.is_root:  # a model call that is the whole trace is the run
-            started, end = self.run_bounds()
-            events = [started, *events, end]
-        return events
+        inference = self.event("inference", "inference.started", span.start_ns, model_call_id=call)
+        if not span.is_root:
+            return [inference]
+        started, *rest = self.agent()  # a model call that is the whole trace is the run
+        return [started, inference, *rest]
 
     # -- tools -------------------------------------------------------------------------
 

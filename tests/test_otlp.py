@@ -37,7 +37,7 @@ from outcomes.importers.otlp_server import Answer, Receiver, make_server
 from outcomes.reducers.validate import parse_event
 from outcomes.streams.sdk.producer import OutcomesProducer
 from tests.cli_support import outcomes
-from tests.test_otlp_support import Recorder, otlp_json
+from tests.test_otlp_support import Recorder, messages, otlp_json
 
 PYTEST_OK = "....\n4 passed in 0.12s\n"
 PYTEST_FAILED = "..F.\n=== 1 failed, 3 passed in 0.31s ===\n"
@@ -234,6 +234,41 @@ def test_an_agent_span_that_failed_interrupts_the_run(error: str, kind: str) -> 
     (end,) = by_type(events, kind)
     assert end["reason"] == f"{error}: gave up"
     assert by_type(events, "finalize.requested") == []
+
+
+def test_a_trace_that_is_one_model_call_or_one_chain_is_a_run() -> None:
+    recorder = Recorder()
+    chat = {
+        "gen_ai.operation.name": "chat",
+        "gen_ai.input.messages": messages("user", "Summarize the changelog"),
+        "gen_ai.output.messages": messages("assistant", "The release fixes two bugs."),
+    }
+    with recorder.span("chat gpt-5", **chat):
+        pass
+    chain = {
+        "openinference.span.kind": "CHAIN",
+        "input.value": "Rename the module",
+        "output.value": "Renamed it.",
+    }
+    inner = {"openinference.span.kind": "CHAIN"}
+    with recorder.span("RunnableSequence", **chain), recorder.span("inner", **inner):
+        pass
+    mapped = map_request(recorder.request())
+    kinds = [e["type"] for e in mapped.events]
+    assert kinds == [
+        "run.started", "inference.started", "goal.revised", "narrative.submitted",
+        "finalize.requested",
+        "run.started", "goal.revised", "narrative.submitted", "finalize.requested",
+    ]  # fmt: skip
+    assert [e["text"] for e in by_type(mapped.events, "narrative.submitted")] == [
+        "The release fixes two bugs.",
+        "Renamed it.",
+    ]
+    assert len({e["run_id"] for e in mapped.events}) == 2
+    # A chain below the root is glue, not a run: rejected, with the reason.
+    assert [r.reason for r in mapped.rejections] == [
+        "operation 'openinference:CHAIN' has no outcome event"
+    ]
 
 
 def test_spans_that_cannot_be_mapped_are_rejected_with_a_reason() -> None:
