@@ -47,6 +47,7 @@ COMMANDS: dict[str, str] = {
     "export": "outcomes.cli.export:export",
     "verify-bundle": "outcomes.cli.verify_bundle:verify_bundle",
     "import": "outcomes.cli.import_cmd:import_",
+    "hook": "outcomes.cli.hook:hook",
     "otlp": "outcomes.cli.otlp:otlp",
 }
 

@@ -29,7 +29,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from outcomes.importers.commands import Effect, read_command, tool_effect
-from outcomes.importers.trace import FileChange, Finish, Message, ToolCall, Trace
+from outcomes.importers.trace import FileChange, Finish, Message, Started, ToolCall, Trace
 from outcomes.importers.workspace import Inventory
 from outcomes.reducers.timefmt import format_rfc3339
 
@@ -308,14 +308,19 @@ def _outcome(call: ToolCall) -> tuple[str, str | None]:
     return "indeterminate", None
 
 
-def derive(trace: Trace, run_id: str) -> list[Event]:
+def derive(trace: Trace, run_id: str, *, whole: bool = True) -> list[Event]:
     """The canonical events of `trace` as the run `run_id`, in trace order.
 
-    Files the run created and removed again (scratch scripts) are marked not
-    verification-sensitive in every snapshot: removing a scratch file after a check
-    does not make the check stale. Finding them takes a first pass over the trace."""
-    first = _build(trace, run_id, frozenset())
-    return _build(trace, run_id, first.inventory.created_and_removed()).events
+    With `whole` (a finished trace), files the run created and removed again (scratch
+    scripts) are marked not verification-sensitive in every snapshot: removing a scratch
+    file after a check does not make the check stale. Finding them takes a first pass
+    over the trace. A live trace (the hook) is derived with `whole=False`: each event
+    then depends only on the steps before it, so deriving a longer trace repeats the
+    earlier events exactly."""
+    scratch = (
+        _build(trace, run_id, frozenset()).inventory.created_and_removed() if whole else frozenset()
+    )
+    return _build(trace, run_id, scratch).events
 
 
 def _build(trace: Trace, run_id: str, scratch: frozenset[str]) -> _Builder:
@@ -332,6 +337,8 @@ def _build(trace: Trace, run_id: str, scratch: frozenset[str]) -> _Builder:
         elif isinstance(step, Finish):
             final = trace.final_inventory if index == last_finish else None
             builder.finish(index, step, final)
+        elif isinstance(step, Started):
+            builder.start(index, step.where, step.at)
     if not trace.complete and trace.steps:
         where = trace.steps[-1].where
         builder.emit(

@@ -91,7 +91,15 @@ class Finish:
     at: int | None
 
 
-Step = Message | ToolCall | FileChange | Finish
+@dataclass(frozen=True, slots=True)
+class Started:
+    """The agent's session began (a Claude Code `SessionStart` hook)."""
+
+    where: str
+    at: int | None
+
+
+Step = Message | ToolCall | FileChange | Finish | Started
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,0 +1,131 @@
+"""Claude Code hook payloads, as the steps of a live trace.
+
+Claude Code runs a hook command with one JSON object on standard input: the common
+fields `session_id`, `transcript_path`, `cwd`, `hook_event_name`, and per event
+`source` (SessionStart), `prompt` (UserPromptSubmit), `tool_name`, `tool_input`,
+`tool_use_id` and `tool_response` (PostToolUse) or `error` (PostToolUseFailure),
+`stop_hook_active` (Stop), `reason` (SessionEnd). The payloads of one session, in the
+order they arrived (each with the time it arrived: payloads carry no clock), make a
+trace that `outcomes.importers.derive` turns into the same events the transcript
+importer derives: tool calls read by the same code as the transcript's
+(`claude_code.call_fields`, `result_fields`). A Stop hands the last assistant message
+over: the payload's `last_assistant_message` when Claude Code sends one, else the last
+assistant text of the transcript at `transcript_path`.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+from outcomes.importers.base import obj
+from outcomes.importers.claude_code import ClaudeCodeImporter, call_fields, result_fields
+from outcomes.importers.trace import (
+    Finish,
+    Message,
+    Started,
+    Step,
+    ToolCall,
+    Trace,
+    TraceUnreadable,
+)
+
+FORMAT = "claude-code-jsonl"
+EVENTS = (
+    "SessionStart",
+    "UserPromptSubmit",
+    "PostToolUse",
+    "PostToolUseFailure",
+    "Stop",
+    "SessionEnd",
+)
+
+
+def run_id_of(session_id: str) -> str:
+    """The run id the transcript importer gives the same session's transcript
+    (`<session id>.jsonl`), so a session imported later joins its live run."""
+    return f"{FORMAT}:{session_id}"[:128]
+
+
+def last_assistant_text(transcript_path: str | None) -> str | None:
+    """The last assistant message of the transcript, or None if it cannot be read."""
+    if not transcript_path:
+        return None
+    path = Path(transcript_path)
+    try:
+        trace = ClaudeCodeImporter().read(path, path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, TraceUnreadable):
+        return None
+    texts = [s.text for s in trace.steps if isinstance(s, Message) and s.role == "assistant"]
+    return texts[-1] if texts else None
+
+
+def steps_of(number: int, at: int, payload: dict[str, Any]) -> list[Step]:
+    """The steps one hook payload adds (`number` is its place in the session)."""
+    event = str(payload.get("hook_event_name") or "")
+    where = f"hook {number} {event}"
+    cwd = payload.get("cwd") if isinstance(payload.get("cwd"), str) else None
+    if event == "SessionStart":
+        return [Started(where, at)]
+    if event == "UserPromptSubmit":
+        prompt = str(payload.get("prompt") or "")
+        return [Message("user", prompt, at, where)] if prompt.strip() else []
+    if event in {"PostToolUse", "PostToolUseFailure"}:
+        name = str(payload.get("tool_name") or "tool")
+        tool_input = obj(payload.get("tool_input"))
+        call_id = str(payload.get("tool_use_id") or f"hook-{number}")
+        record: dict[str, Any] = {
+            "call_id": call_id,
+            "tool": name,
+            "where": where,
+            "at": at,
+            "cwd": cwd,
+            "finished_at": at,
+            **call_fields(name, tool_input),
+        }
+        if event == "PostToolUse":
+            response = payload.get("tool_response")
+            content = response if isinstance(response, str) else _response_text(response)
+            record.update(result_fields(name, content, False, response))
+        else:
+            error = str(payload.get("error") or "the tool failed")
+            record.update(result_fields(name, error, True, None))
+            if payload.get("is_interrupt"):
+                record["timed_out"] = True
+        return [ToolCall(**record)]
+    if event == "Stop":
+        text = payload.get("last_assistant_message")
+        steps: list[Step] = []
+        if isinstance(text, str) and text.strip():
+            steps.append(Message("assistant", text, at, where))
+        return [*steps, Finish(where, at)]
+    if event == "SessionEnd":
+        return [Finish(where, at)]
+    return []
+
+
+def _response_text(response: object) -> str:
+    data = obj(response)
+    if "stdout" in data:
+        return "\n".join(str(data.get(k) or "") for k in ("stdout", "stderr") if data.get(k))
+    for key in ("output", "content", "result", "text"):
+        if isinstance(data.get(key), str):
+            return str(data[key])
+    return ""
+
+
+def live_trace(transcript: str, entries: list[dict[str, Any]]) -> Trace:
+    """The trace of a session's journal: entries `{"at": micros, "payload": {...}}` in
+    arrival order. A SessionEnd right after a Stop adds nothing (the run was handed
+    over already)."""
+    steps: list[Step] = []
+    root: str | None = None
+    for number, entry in enumerate(entries):
+        payload = obj(entry.get("payload"))
+        if root is None and isinstance(payload.get("cwd"), str):
+            root = payload["cwd"]
+        added = steps_of(number, int(entry.get("at") or 0), payload)
+        if added and isinstance(added[-1], Finish) and steps and isinstance(steps[-1], Finish):
+            continue
+        steps.extend(added)
+    return Trace(FORMAT, "claude-code (hooks)", transcript, tuple(steps), root=root)
