@@ -66,3 +66,56 @@ def terminal_safe_value(value: Any) -> Any:
     if isinstance(value, list | tuple):
         return type(value)(terminal_safe_value(v) for v in value)
     return value
+
+
+# -- Markdown -------------------------------------------------------------------------
+# A report in Markdown (report.md) is read raw and rendered by viewers that pass HTML
+# through and follow links. Data in it is written so that it renders as the same
+# characters: never as HTML, a link, emphasis, a table cell break or a line of its own.
+
+# ASCII punctuation that starts Markdown syntax inline (CommonMark allows a backslash
+# before any ASCII punctuation; these are the ones that can mean something mid-line).
+_MARKDOWN_INLINE = frozenset("\\`*_[]<>&|~!#")
+# At the start of a line these begin a block (heading, quote, list, thematic break).
+_MARKDOWN_LINE_START = frozenset("#>-+=")
+
+
+def markdown_text(text: str) -> str:
+    """`text` as literal Markdown inline text: control characters escaped as on a
+    terminal, then every character that could start HTML (`<`, `&`), a link (`[`), an
+    image, emphasis, code or a table cell break backslash-escaped."""
+    safe = terminal_safe(text)
+    return "".join(f"\\{char}" if char in _MARKDOWN_INLINE else char for char in safe)
+
+
+def markdown_lines(text: str) -> list[str]:
+    """A multi-line text (a narrative) as literal Markdown lines: each line
+    :func:`markdown_text`, and a line that would start a block (a heading, a quote, a
+    list item, an ordered list number) escaped at its start."""
+    out = []
+    for line in text.split("\n"):
+        escaped = markdown_text(line)
+        body = escaped.lstrip(" ")
+        indent = escaped[: len(escaped) - len(body)]
+        if body[:1] in _MARKDOWN_LINE_START:
+            body = f"\\{body}"
+        else:
+            digits = len(body) - len(body.lstrip("0123456789"))
+            if digits and body[digits : digits + 1] in (".", ")"):
+                body = f"{body[:digits]}\\{body[digits:]}"
+        out.append(indent + body)
+    return out
+
+
+def markdown_code(text: str) -> str:
+    """`text` as a Markdown code span, which renders its content literally: control
+    characters escaped as on a terminal (a code span holds one line), fenced with more
+    backticks than any run inside it."""
+    safe = terminal_safe(text)
+    longest = run = 0
+    for char in safe:
+        run = run + 1 if char == "`" else 0
+        longest = max(longest, run)
+    fence = "`" * (longest + 1)
+    pad = " " if safe.startswith("`") or safe.endswith("`") or not safe.strip() else ""
+    return f"{fence}{pad}{safe}{pad}{fence}"

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from outcomes.common.text import markdown_code, markdown_lines, markdown_text
 from outcomes.reports.model import Record, RunView
 from outcomes.reports.status import Block, differences, quote, render, status_block
 
@@ -116,19 +117,25 @@ def _event_of(chains: dict[str, list[Record]]) -> str:
 
 
 def markdown(view: RunView) -> str:
-    """The human report in Markdown: the status block, the timeline, the claim maps."""
+    """The human report in Markdown: the status block, the timeline, the claim maps.
+
+    Data is written to render as itself (`common/text.py`): ids in code spans, other
+    values and the narrative's text escaped, so the narrative's HTML or a
+    `javascript:` link in it is shown as text, as the HTML page shows it.
+    """
     lines = [render(status_block(view), "markdown").rstrip("\n"), "", "## Revision timeline", ""]
     for link in timeline(view):
-        head = f"### Revision {link['revision']}: {link['status_label']}"
+        head = f"### Revision {link['revision']}: {markdown_text(link['status_label'])}"
         lines += [head, ""]
         lines.append(
-            f"Triggered by `{link['trigger_event_id']}`; observation cutoff "
-            f"{link['observation_cutoff']}."
+            f"Triggered by {markdown_code(link['trigger_event_id'])}; observation cutoff "
+            f"{markdown_text(link['observation_cutoff'])}."
             + (f" Supersedes revision {link['supersedes']}." if link["supersedes"] else "")
         )
         lines.append("")
         for d in link["differences"]:
-            lines.append(f"- {d['item']}: {d['then']} → {d['now']}")
+            item, then, now = (markdown_text(str(d[k])) for k in ("item", "then", "now"))
+            lines.append(f"- {item}: {then} → {now}")
         if link["differences"]:
             lines.append("")
     lines += ["## Narratives", ""]
@@ -136,13 +143,15 @@ def markdown(view: RunView) -> str:
     if not maps:
         lines += ["none", ""]
     for m in maps:
-        lines += [f"### Narrative `{m['narrative_id']}` (event `{m['event_id']}`)", ""]
+        ids = f"{markdown_code(m['narrative_id'])} (event {markdown_code(m['event_id'])})"
+        lines += [f"### Narrative {ids}", ""]
         if "narrative" in view.redacted:
             lines += ["The narrative text is redacted from this report.", ""]
         elif m["text"] is None:
             lines += ["The narrative text is not in this report's source.", ""]
         else:
-            lines += [f"> {line}" if line else ">" for line in m["text"].splitlines()] + [""]
+            text = m["text"].replace("\r\n", "\n")
+            lines += [f"> {line}" if line else ">" for line in markdown_lines(text)] + [""]
         lines += [
             "| claim | kind | verdict now | judged on | first verdict | the account supports |",
             "|---|---|---|---|---|---|",
@@ -162,4 +171,4 @@ def markdown(view: RunView) -> str:
 
 
 def _cell(value: str) -> str:
-    return value.replace("|", "\\|").replace("\n", " ")
+    return markdown_text(value)  # a | or a newline of the data cannot break the row

@@ -17,6 +17,7 @@ from __future__ import annotations
 import hashlib
 import re
 from collections.abc import Iterable, Mapping
+from html import unescape
 from typing import Any
 
 import orjson
@@ -28,7 +29,9 @@ Files = Mapping[str, bytes]
 _HREF = re.compile(r'href="#([^"]+)"')
 _ID = re.compile(r'\bid="([^"]+)"')
 _HTML_REVISION = re.compile(r'<meta name="outcomes-revision" content="([^"]+)">')
-_MD_REVISION = re.compile(r"^# Run (.+): revision (\d+) of (\d+)$", re.MULTILINE)
+# The report's first line. The run id is not matched: it is data (any characters, as
+# the renderer escaped them), and the numbers after it are what is checked.
+_MD_REVISION = re.compile(r"\A# Run .*?: revision (\d+) of (\d+)$", re.MULTILINE | re.DOTALL)
 
 
 def _json(files: Files, name: str, found: list[str]) -> Any:
@@ -147,17 +150,19 @@ def _reports(
     head = _MD_REVISION.search(md)
     if head is None:
         found.append("report.md: names no revision (no '# Run …: revision N of M' heading)")
-    elif (int(head.group(2)), int(head.group(3))) != (number, number):
+    elif (int(head.group(1)), int(head.group(2))) != (number, number):
         found.append(
-            f"report.md: reports revision {head.group(2)} of {head.group(3)}; "
+            f"report.md: reports revision {head.group(1)} of {head.group(2)}; "
             f"the account's latest is {number}"
         )
     html = files.get("report.html", b"").decode(errors="replace")
     meta = _HTML_REVISION.search(html)
     if meta is None:
         found.append("report.html: names no revision (meta outcomes-revision)")
-    elif meta.group(1) != revision_id:
-        found.append(f"report.html: reports {meta.group(1)}; the account's latest is {revision_id}")
+    elif unescape(meta.group(1)) != revision_id:  # the attribute is HTML-escaped
+        found.append(
+            f"report.html: reports {unescape(meta.group(1))}; the account's latest is {revision_id}"
+        )
 
 
 def _events(files: Files, found: list[str]) -> dict[str, Mapping[str, Any]]:

@@ -317,4 +317,6 @@ def test_export_refuses_a_directory_that_holds_something(
     (tmp_path / "full" / "x").write_text("x")
     proc = outcomes("export", RUN, "--from", str(replayed[0]), "--out", str(tmp_path / "full"))
     assert proc.returncode == 1
-    assert proc.stderr.strip().endswith("exists and is not an empty directory")
+    assert proc.stderr.strip().endswith(
+        "exists and is not an empty directory (--force writes into it)"
+    )
