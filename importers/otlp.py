@@ -93,7 +93,7 @@ _INPUT = ("gen_ai.input.messages", "input.value", "traceloop.entity.input")
 _OUTPUT = ("gen_ai.output.messages", "output.value", "traceloop.entity.output")
 _AGENT_NAME = ("gen_ai.agent.name", "traceloop.entity.name")
 _USER = ("user.id", "enduser.id")
-# Older GenAI instrumentations record the messages on a span event instead.
+# An instrumentation may record the messages on an event of the span instead.
 _CONTENT_EVENTS = frozenset({"gen_ai.client.inference.operation.details"})
 
 _CANCELLED = re.compile(r"cancel", re.IGNORECASE)
@@ -228,8 +228,8 @@ def map_span(span: SpanView) -> list[Event] | str:
     """The span's events, or the one-line reason it cannot be mapped."""
     if len(span.trace_id) != 32 or len(span.span_id) != 16:
         return "the span has no valid trace_id/span_id (16 and 8 bytes)"
-    if span.end_ns < span.start_ns or span.start_ns <= 0:
-        return "the span has no valid start and end time"
+    if not 0 < span.start_ns <= span.end_ns:
+        return "the span has no valid start and end time (0 < start <= end)"
     op = operation(span)
     if op is None:
         return "not a GenAI span (no gen_ai.operation.name, OpenInference or OpenLLMetry kind)"
@@ -242,7 +242,7 @@ def map_span(span: SpanView) -> list[Event] | str:
         return builder.model()
     if op == "openinference:CHAIN" and span.is_root:  # the application's whole request
         return builder.agent()
-    return f"operation {op!r} has no outcome event"
+    return f"operation {op[:100]!r} has no outcome event"
 
 
 class _Builder:

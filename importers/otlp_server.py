@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import sys
 import threading
+import traceback
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
@@ -176,7 +177,7 @@ def rejection_message(rejections: list[Rejection]) -> str:
     for reason, group in list(by_reason.items())[:_MESSAGE_REJECTIONS]:
         first = group[0]
         parts.append(
-            f"{len(group)} x {reason} (e.g. span {first.span_id} {first.name!r} "
+            f"{len(group)} x {reason} (e.g. span {first.span_id} {first.name[:100]!r} "
             f"of trace {first.trace_id})"
         )
     more = len(by_reason) - _MESSAGE_REJECTIONS
@@ -222,9 +223,14 @@ class _Handler(BaseHTTPRequestHandler):
             self._answer(refusal(413, f"request body over {limit} bytes", "protobuf"))
             return
         body = self.rfile.read(size)
-        answer = self.server.receiver.handle(
-            body, self.headers.get("Content-Type"), self.headers.get("Content-Encoding")
-        )
+        try:
+            answer = self.server.receiver.handle(
+                body, self.headers.get("Content-Type"), self.headers.get("Content-Encoding")
+            )
+        except Exception as exc:  # a bug: answer it, keep serving, and show the traceback
+            traceback.print_exc(file=sys.stderr)
+            line = f"internal error: {type(exc).__name__}: {exc}".splitlines()[0][:500]
+            answer = refusal(500, line, "protobuf")
         self._answer(answer)
 
     def do_GET(self) -> None:

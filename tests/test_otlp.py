@@ -289,6 +289,25 @@ def test_spans_that_cannot_be_mapped_are_rejected_with_a_reason() -> None:
     ]
 
 
+def test_spans_with_impossible_ids_or_times_are_rejected() -> None:
+    recorder = Recorder()
+    recorder.tool("bash", {"command": "ls"}, "x")
+    recorder.tool("bash", {"command": "ls"}, "y")
+    recorder.tool("bash", {"command": "ls"}, "z")
+    request = recorder.request()
+    first, second, third = request.resource_spans[0].scope_spans[0].spans
+    first.start_time_unix_nano = 0  # never set
+    second.span_id = b"\x01\x02"
+    third.end_time_unix_nano = third.start_time_unix_nano - 1
+    mapped = map_request(request)
+    assert mapped.events == []
+    assert [r.reason.split(" (")[0] for r in mapped.rejections] == [
+        "the span has no valid start and end time",
+        "the span has no valid trace_id/span_id",
+        "the span has no valid start and end time",
+    ]
+
+
 def test_openinference_openllmetry_and_pydantic_ai_spans() -> None:
     recorder = Recorder()
     with recorder.span(
@@ -565,3 +584,28 @@ def test_json_over_http_and_wrong_requests(served: tuple[str, Sink]) -> None:
         with pytest.raises(urllib.error.HTTPError) as refused:
             urllib.request.urlopen(request, timeout=10)
         assert refused.value.code == status
+
+
+def test_a_bug_while_handling_is_a_500_and_the_server_keeps_serving(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    class Broken(Sink):
+        def publish(self, event: Mapping[str, Any]) -> str:
+            raise RuntimeError("sink bug")
+
+    server = make_server(Receiver(Broken(), log=lambda line: None), "127.0.0.1", 0)
+    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05})
+    thread.start()
+    url = f"http://127.0.0.1:{server.server_address[1]}/v1/traces"
+    body = one_run().request().SerializeToString()
+    try:
+        for _ in range(2):
+            post = urllib.request.Request(url, body, {"Content-Type": "application/x-protobuf"})
+            with pytest.raises(urllib.error.HTTPError) as failed:
+                urllib.request.urlopen(post, timeout=10)
+            assert failed.value.code == 500
+    finally:
+        server.shutdown()
+        server.server_close()
+        thread.join(10)
+    assert "RuntimeError: sink bug" in capsys.readouterr().err  # the traceback is shown
