@@ -35,7 +35,7 @@ from outcomes.reducers.claims.heads import head_candidates, json_status, sentenc
 from outcomes.reducers.claims.lexicon import HARD
 from outcomes.reducers.claims.narrative import Sentence, sentences
 from outcomes.reducers.claims.scope import Review, blocker, review_reason
-from outcomes.reducers.claims.statuses import status_candidates
+from outcomes.reducers.claims.statuses import status_candidates, test_plan_item
 
 
 @dataclass(frozen=True, slots=True)
@@ -83,6 +83,8 @@ def scan_sentence(sentence: Sentence) -> list[Found]:
     cands += head_candidates(words, sentence.tokens)
     cands += sentence_candidates(words, sentence.tokens)
     cands += status_candidates(words, sentence.tokens)
+    if not cands and sentence.checked and sentence.first:
+        cands = test_plan_item(words, sentence.section)
     # A label's value read by its shape only when no head rule read it.
     cands = [
         c

@@ -58,14 +58,19 @@ class Sentence:
     role: Role
     checked: bool | None
     first: bool
+    section: str = ""
 
 
 @dataclass(frozen=True, slots=True)
 class Block:
+    """A block of prose; `section` is the lowercased text of the heading it sits under
+    ("test plan"), or of a paragraph that is only a bold label ("**Verification:**")."""
+
     start: int
     end: int
     role: Role
     checked: bool | None = None
+    section: str = ""
 
 
 # -- Markdown blocks ---------------------------------------------------------------------
@@ -95,6 +100,7 @@ def _span_of(text: str, starts: list[int], lines: tuple[int, int], content: str)
 # A line that Markdown could make anything but a paragraph: without one, a text is plain
 # paragraphs and the parser is skipped (most agent messages are a few plain lines).
 _BLOCK_SYNTAX = re.compile(r"^[ \t]*(?:[#>|*+=-]|\d+[.)]|```|~~~)|\t|^ {4}", re.MULTILINE)
+_BOLD_LINE = re.compile(r"\*\*[^*\n]{1,80}\*\*:?")
 _BLANK_LINES = re.compile(r"\n[ \t]*\n")
 
 
@@ -121,6 +127,7 @@ def _markdown_blocks(text: str) -> list[Block]:
     starts = _line_starts(text)
     out: list[Block] = []
     quote_depth = 0
+    section = ""
     item_depth = 0
     fresh_item = False
     role: Role = "paragraph"
@@ -166,7 +173,10 @@ def _markdown_blocks(text: str) -> list[Block]:
                 if box:
                     checked = box.group(1) != " "
                     start = box.end()
-            out.append(Block(start, found.end, "quote" if quote_depth else role, checked))
+            block_role: Role = "quote" if quote_depth else role
+            out.append(Block(start, found.end, block_role, checked, section))
+            if role == "heading" or (role == "paragraph" and _BOLD_LINE.fullmatch(tok.content)):
+                section = tok.content.strip("*_:# ").lower()
             role = "paragraph"
     return out
 
@@ -320,4 +330,6 @@ def _quoted(text: str, toks: list[Token]) -> list[Sentence]:
 
 
 def _sentence(toks: list[Token], block: Block, first: bool) -> Sentence:
-    return Sentence(tuple(toks), toks[0].start, toks[-1].end, block.role, block.checked, first)
+    return Sentence(
+        tuple(toks), toks[0].start, toks[-1].end, block.role, block.checked, first, block.section
+    )

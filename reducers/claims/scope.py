@@ -250,8 +250,8 @@ def _reported(words: Sequence[str], lo: int) -> bool:
         if w in SPEECH_VERBS:
             if x == 0 or words[x - 1] in HARD:
                 return False  # a label ("Reported: …"), not a speaker's verb
-            if not ("that" in words[x + 1 : lo] or ":" in words[x + 1 : lo] or lo - x <= 2):
-                return False
+            if not (words[x + 1 : x + 2] in (["that"], [":"]) or lo - x <= 2):
+                return False  # its complement is not this candidate's clause
             j = skip_adverbs(words, x - 1, 0)
             who = words[j] if j >= 0 else ""
             return nounish(who) and who not in ("i", "we") and not who.startswith(("i'", "we'"))

@@ -126,6 +126,16 @@ def status_candidates(words: Sequence[str], toks: Sequence[Token]) -> list[Candi
         ):
             out.append(Candidate("effect", "pr_link", 0, colon + 1, label.index("`#")))
     out += _label_value(words)
+    # "I've successfully:" sums up the list after it.
+    if words[-2:] == ["successfully", ":"] and len(words) <= 4:
+        first = words[0]
+        if first in ("i've", "we've") or (first in ("i", "we") and words[1:2] == ["have"]):
+            out.append(Candidate("completion", "summary", 0, len(words) - 2, len(words) - 2))
+    # "`uv run` commands → Allowed ✓": an outcome shown and ticked.
+    if n >= 4 and words[-1] == "`k" and "\u2192" in words[:-1]:
+        arrow = words.index("\u2192")
+        if arrow > 0 and any(x[:1].isalpha() for x in words[arrow + 1 : -1]):
+            out.append(Candidate("verification", "ticked_outcome", 0, n - 1, n - 1))
     # "Git commit: `feat: add the parser`": a commit named by its message.
     if ":" in words:
         colon = words.index(":")
@@ -262,3 +272,16 @@ _TRIGGERS = (
     | FOUND_WORDS
     | CHECK_ACTS
 )
+
+
+# Sections whose ticked items are checks that were run and passed.
+_CHECK_SECTIONS = re.compile(r"\b(?:test|tests|testing|verification|validation|checks?|qa)\b")
+
+
+def test_plan_item(words: Sequence[str], section: str) -> list[Candidate]:
+    """A ticked item under a "Test plan" (or "Verification", "Checks") heading with no
+    claim of its own: "- [x] Changes are isolated to the prompt builder" asserts that the
+    check it names was made and held."""
+    if not _CHECK_SECTIONS.search(section) or not any(w[:1].isalpha() for w in words):
+        return []
+    return [Candidate("verification", "test_plan_item", 0, len(words) - 1, 0)]
