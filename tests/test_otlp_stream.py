@@ -90,7 +90,7 @@ def start_receiver(bootstrap: str, log: Path) -> tuple[subprocess.Popen[bytes], 
     )  # fmt: skip
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
-        found = re.search(r"listening on (http://\S+/v1/traces)", log.read_text())
+        found = re.search(r"listening on (http://127\.0\.0\.1:\d+/v1/traces)", log.read_text())
         if found:
             return receiver, found.group(1)
         if receiver.poll() is not None:
