@@ -326,8 +326,7 @@ def _review(view: RunView, maps: list[dict[str, Any]]) -> list[str]:
         if c["current"] and c["verdict"] == NEEDS_REVIEW and not c["withdrawn"]
     ]
     if review:
-        out.append('<h3 id="h-review">Claims for review</h3>')
-        out.append(f"<p>{_e(REVIEW_NOTE)}</p>")
+        out.append(f'<p id="review">{_e(REVIEW_NOTE)}</p>')
         out += _table(
             "Claims for review",
             ("claim", "narrative", "kind", "reason"),
@@ -362,7 +361,8 @@ def _claim_row(c: dict[str, Any], marked: bool) -> Sequence[str]:
         if on["revision_id"]
         else "no account"
     )
-    first = f"{_e(c['first_verdict'])} at {_e(c['first_judged_on']['revision_id'])}"
+    first_words = verdict_copy(c["first_verdict"])[0]
+    first = f"{_e(first_words)} at {_e(c['first_judged_on']['revision_id'])}"
     if c["first_supported"] and c["first_supported"] != c["supported"]:
         first += f": {_e(c['first_supported'])}"
     return (
