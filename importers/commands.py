@@ -69,7 +69,7 @@ def _tokens(line: str) -> list[str]:
     body = re.sub(r"<<-?\s*'?\"?(\w+)'?\"?([^\n]*)\n.*?\n\s*\1\s*(?=\n|$)", r"\2", line, flags=re.S)
     body = re.sub(r"\d?>&\d|\d?<&\d", " ", body)  # fd duplication is no separator
     body = re.sub(r"&>>?", " > ", body)
-    lexer = shlex.shlex(body, posix=True, punctuation_chars=";&|")
+    lexer = shlex.shlex(body, posix=True, punctuation_chars=";&|\n")
     lexer.whitespace = " \t\r"
     lexer.whitespace_split = True
     lexer.commenters = ""
@@ -82,14 +82,21 @@ def _tokens(line: str) -> list[str]:
     return out
 
 
+def _separator(token: str) -> str:
+    """`|`, `|&`, `&` as themselves; any run of `;`, `&&`, `||` and newlines ends a
+    command the way `;` does."""
+    bare = token.replace("\n", "")
+    return bare if bare in {"|", "|&", "&"} else ";"
+
+
 def split_command(line: str) -> tuple[Simple, ...]:
     """The simple commands of `line`, wrappers (`sudo`, `timeout 60`, `VAR=1`, `cd x &&`)
     removed from their words."""
     groups: list[tuple[list[str], str]] = []
     current: list[str] = []
     for token in _tokens(line):
-        if token in _SEPARATORS or (token and set(token) <= set(";&|") and len(token) <= 2):
-            groups.append((current, token))
+        if token and set(token) <= set(";&|\n"):
+            groups.append((current, _separator(token)))
             current = []
         else:
             current.append(token)

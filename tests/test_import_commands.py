@@ -1,0 +1,204 @@
+"""What a shell command is and what its output says (outcomes.importers.commands):
+checks judged by their runner's summary or exit status, never guessed; commits, pushes
+and other effects with the state their output settles. Strings written for these tests.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from outcomes.importers.commands import (
+    check_of,
+    read_command,
+    split_command,
+    summary_of,
+    tool_effect,
+)
+
+
+def checks(line: str, output: str | None, exit_code: int | None) -> list[tuple[str, str, int]]:
+    reading = read_command(line, output, exit_code)
+    return [(c.label, v.result, v.tests_executed) for c, v in reading.checks]
+
+
+@pytest.mark.parametrize(
+    ("line", "label"),
+    [
+        ("pytest -q tests/test_a.py", "pytest -q tests/test_a.py"),
+        ("python3 -m pytest tests", "pytest tests"),
+        ("cd /repo && uv run pytest", "pytest"),
+        ("FOO=1 timeout 60 cargo test --all 2>&1 | tail -5", "cargo test --all"),
+        ("./tests/runtests.py queries", "./tests/runtests.py queries"),
+        ("python manage.py test app", "python manage.py test app"),
+        ("go test ./...", "go test ./..."),
+        ("npm test", "npm test"),
+        ("npm run build", "npm run build"),
+        ("yarn lint", "yarn lint"),
+        ("pnpm run typecheck", "pnpm run typecheck"),
+        ("npx vitest run", "vitest run"),
+        ("mvn -q test", "mvn -q test"),
+        ("./gradlew check", "./gradlew check"),
+        ("make test", "make test"),
+        ("just check", "just check"),
+        ("tsc --noEmit", "tsc --noEmit"),
+        ("ruff check .", "ruff check ."),
+        ("mypy src", "mypy src"),
+        ("eslint src", "eslint src"),
+    ],
+)
+def test_checks_are_found_by_the_program_they_run(line: str, label: str) -> None:
+    found = [check_of(s) for s in split_command(line)]
+    assert [c.label for c in found if c is not None] == [label]
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "git status",
+        "ls -la",
+        "cat tests/test_a.py",
+        "grep -rn pytest .",
+        "npm install",
+        "npm start",
+        "npm run dev",
+        "just format",
+        "ruff format .",
+        "cargo fmt",
+        "make clean",
+        "echo pytest",
+        "python reproduce.py",
+    ],
+)
+def test_commands_that_are_not_checks_make_no_receipt(line: str) -> None:
+    assert read_command(line, "whatever it printed\n1 passed in 0.1s", 0).checks == ()
+
+
+def test_the_runner_summary_decides_with_its_counts() -> None:
+    assert checks("pytest", "..F\n===== 1 failed, 2 passed in 0.30s =====", 1) == [
+        ("pytest", "fail", 3)
+    ]
+    assert checks("pytest -q", "...\n3 passed, 1 warning in 0.05s", 0) == [("pytest -q", "pass", 3)]
+    assert checks("python -m unittest", "...\nRan 3 tests in 0.001s\n\nOK", 0)[0][1:] == (
+        "pass",
+        3,
+    )
+    assert checks("./runtests.py x", "Ran 9 tests in 1.2s\n\nFAILED (failures=1)", 1)[0][1] == (
+        "fail"
+    )
+    cargo = "test result: ok. 4 passed; 0 failed; 0 ignored\ntest result: ok. 2 passed; 0 failed"
+    assert checks("cargo test", cargo, 0) == [("cargo test", "pass", 6)]
+    assert checks("npx jest", "Tests:       1 failed, 4 passed, 5 total", 1)[0][1:] == ("fail", 5)
+    assert checks(
+        "mvn test", "Tests run: 12, Failures: 0, Errors: 0, Skipped: 1\n[INFO] BUILD SUCCESS", 0
+    )[0][1:] == ("pass", 12)
+    assert checks("tsc", "src/a.ts(3,1): error TS2304: Cannot find name 'x'.", 2)[0][1] == "fail"
+    assert checks("ruff check .", "All checks passed!", 0)[0][1] == "pass"
+    assert checks("mypy .", "Success: no issues found in 3 source files", 0)[0][1] == "pass"
+
+
+def test_no_tests_collected_is_no_pass() -> None:
+    result = checks("pytest x.py", "===== no tests ran in 0.01s =====", 5)
+    assert result == [("pytest x.py", "fail", 0)]
+
+
+def test_an_unknown_outcome_is_indeterminate_never_pass() -> None:
+    # no output and no exit status (aider records neither)
+    assert checks("pytest", None, None) == [("pytest", "indeterminate", 0)]
+    # an exit status taken away by a pipe, and no summary in the tail
+    assert checks("pytest 2>&1 | tail -3", "collected 3 items", 0)[0][1] == "indeterminate"
+    # a build that was cut off before it finished
+    assert checks("npm run build", "> vite build\nbuilding for production...", None)[0][1] == (
+        "indeterminate"
+    )
+    # a timeout
+    assert checks("npm test", "Command timed out after 10s", None)[0][1] == "indeterminate"
+
+
+def test_exit_status_decides_when_there_is_no_summary() -> None:
+    assert checks("make build", "cc -o app main.c", 0) == [("make build", "pass", 1)]
+    assert checks("make build", "main.c:3: error", 2) == [("make build", "fail", 0)]
+    # a non-zero status overrides a passing summary (a coverage gate after the tests)
+    assert checks("pytest --cov", "5 passed in 1.0s\nFAIL Required test coverage of 90%", 1)[0][
+        1
+    ] == ("fail")
+
+
+def test_summaries_are_read_only_from_runner_lines() -> None:
+    assert summary_of("the test said: 2 passed in 0.1s, kind of") is None
+    assert summary_of("nothing to see") is None
+
+
+def test_a_local_commit_is_a_write_whose_receipt_is_the_commit_line() -> None:
+    out = "[main 3f2a1bc] Add the helper\n 1 file changed, 3 insertions(+)"
+    (effect,) = read_command("git add -A && git commit -m 'Add'", out, 0).effects
+    assert (effect.effect_class, effect.outcome, effect.receipt) == (
+        "write",
+        "completed",
+        "3f2a1bc",
+    )
+    assert read_command("git commit -m x", "nothing to commit, working tree clean", 1).effects == ()
+    (failed,) = read_command("git commit -m x", "error: pre-commit hook failed", 1).effects
+    assert failed.outcome == "failed"
+
+
+def test_pushes_take_their_state_from_the_output() -> None:
+    ok = read_command("git push origin main", "To host:r.git\n   1a2b3c4..5d6e7f8  main -> main", 0)
+    assert [(e.effect_class, e.outcome) for e in ok.effects] == [("git_push", "completed")]
+    rejected = read_command("git push", " ! [rejected]        main -> main (fetch first)", 1)
+    assert rejected.effects[0].outcome == "failed"
+    unknown = read_command("git push origin main", None, None)
+    assert unknown.effects[0].outcome == "unknown"
+
+
+def test_pull_requests_mail_and_messages() -> None:
+    pr = read_command("gh pr create --fill", "https://example.test/o/r/pull/7", 0).effects[0]
+    assert (pr.effect_class, pr.outcome, pr.receipt) == (
+        "pull_request",
+        "completed",
+        "https://example.test/o/r/pull/7",
+    )
+    missing = read_command(
+        "echo hi | mail -s x ann@example.test", "bash: mail: command not found", 127
+    )
+    assert [(e.effect_class, e.outcome) for e in missing.effects] == [("email", "failed")]
+    handed = read_command("echo hi | mail -s x ann@example.test", "", 0)
+    assert handed.effects[0].outcome == "unknown"  # a local mailer's 0 is not a delivery
+    reply = read_command('chat_user "Ann" "the file is ready"', "Ann: thanks, got it", 0)
+    assert [(e.effect_class, e.outcome) for e in reply.effects] == [("message", "completed")]
+
+
+def test_installs_and_refused_services() -> None:
+    out = "Setting up tool (1.0)\ninvoke-rc.d: policy-rc.d denied execution of start.\n"
+    effects = read_command("apt-get install -y tool", out, 0).effects
+    assert [(e.effect_class, e.outcome) for e in effects] == [
+        ("install", "completed"),
+        ("service", "denied"),
+    ]
+
+
+def test_tools_named_like_effects_take_their_state_from_their_result() -> None:
+    created = tool_effect(
+        "mcp__github__create_repository",
+        {"name": "r"},
+        '{"id":"9","url":"https://example.test/r"}',
+        False,
+    )
+    assert created is not None and (created.effect_class, created.outcome) == (
+        "publication",
+        "completed",
+    )
+    refused = tool_effect("push_files", {"repo": "r"}, "409 Git Repository is empty.", None)
+    assert refused is not None and refused.outcome == "failed"
+    pending = tool_effect("create_app_preview", {}, None, None)
+    assert pending is not None and (pending.effect_class, pending.outcome) == (
+        "deployment",
+        "unknown",
+    )
+    assert tool_effect("read_file", {}, "text", False) is None
+
+
+def test_redirections_heredocs_and_wrappers() -> None:
+    (simple,) = split_command("cat <<'EOF' > notes.txt\nline one\nEOF\n")
+    assert simple.words == ("cat",) and simple.writes == ("notes.txt",)
+    first, second = split_command("python3 -m http.server 8000 > log.txt 2>&1 &\nls")
+    assert first.background and first.writes == ("log.txt",) and second.words == ("ls",)
