@@ -125,7 +125,10 @@ def mini_swe_agent() -> str:
             "content": "diff --git a/pkg/num.py b/pkg/num.py\n--- a/pkg/num.py\n+++ b/pkg/num.py",
         },
     ]
-    patch = "diff --git a/pkg/num.py b/pkg/num.py\nindex 1..2 100644\n--- a/pkg/num.py\n+++ b/pkg/num.py\n"
+    patch = (
+        "diff --git a/pkg/num.py b/pkg/num.py\nindex 1..2 100644\n"
+        "--- a/pkg/num.py\n+++ b/pkg/num.py\n"
+    )
     return json.dumps(
         {
             "trajectory_format": "mini-swe-agent-1",
@@ -178,7 +181,9 @@ def openhands_v1() -> str:
             "source": "agent",
             "tool_name": "str_replace_editor",
             "tool_call_id": "c2",
-            "action": "FileEditorAction(command='create', path='/workspace/NOTES.md', file_text='notes')",
+            # agent-sdk event lists may hold the action as its Python repr
+            "action": "FileEditorAction(command='create', path='/workspace/NOTES.md', "
+            "file_text='notes')",
         },
         {
             "kind": "ObservationEvent",
@@ -296,7 +301,8 @@ def gemini_chat() -> str:
                                 "id": "w1",
                                 "name": "write_file",
                                 "response": {
-                                    "output": "Successfully created and wrote to new file: /p/src/lib.rs."
+                                    "output": "Successfully created and wrote to new file: "
+                                    "/p/src/lib.rs."
                                 },
                             }
                         }
