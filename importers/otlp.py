@@ -93,8 +93,14 @@ _INPUT = ("gen_ai.input.messages", "input.value", "traceloop.entity.input")
 _OUTPUT = ("gen_ai.output.messages", "output.value", "traceloop.entity.output")
 _AGENT_NAME = ("gen_ai.agent.name", "traceloop.entity.name")
 _USER = ("user.id", "enduser.id")
-# An instrumentation may record the messages on an event of the span instead.
+# An instrumentation may record the messages on an event of the span instead, or
+# flattened into indexed attributes.
 _CONTENT_EVENTS = frozenset({"gen_ai.client.inference.operation.details"})
+_FLATTENED = {
+    "gen_ai.input.messages": ("gen_ai.prompt", "llm.input_messages"),
+    "gen_ai.output.messages": ("gen_ai.completion", "llm.output_messages"),
+}
+_FLAT_KEY = re.compile(r"\.(\d+)\.(?:message\.)?(role|content)$")
 
 _CANCELLED = re.compile(r"cancel", re.IGNORECASE)
 
@@ -481,13 +487,28 @@ def _exception(span: SpanView, key: str) -> Any:
 
 
 def _content(span: SpanView, keys: Sequence[str], event_key: str) -> Any:
-    """The span's messages (input or output), from its attributes or a content event."""
+    """The span's messages (input or output), from its attributes, a content event, or
+    the indexed attributes older instrumentations flatten them into."""
     value = span.first(keys)
     if value is None:
         for name, attrs in span.events:
             if name in _CONTENT_EVENTS and attrs.get(event_key) is not None:
                 value = attrs[event_key]
+    if value is None:
+        value = _flattened(span.attributes, _FLATTENED[event_key]) or None
     return _structured(value)
+
+
+def _flattened(attrs: Attributes, prefixes: Sequence[str]) -> list[dict[str, Any]]:
+    """Messages kept as `<prefix>.<n>.role` / `.content` (OpenLLMetry's `gen_ai.prompt`,
+    OpenInference's `llm.input_messages.<n>.message.role`), in index order."""
+    found: dict[int, dict[str, Any]] = {}
+    for key, value in attrs.items():
+        for prefix in prefixes:
+            match = _FLAT_KEY.match(key[len(prefix) :]) if key.startswith(prefix) else None
+            if match is not None:
+                found.setdefault(int(match.group(1)), {})[match.group(2)] = value
+    return [found[index] for index in sorted(found)]
 
 
 def _structured(value: Any) -> Any:

@@ -271,6 +271,29 @@ def test_a_trace_that_is_one_model_call_or_one_chain_is_a_run() -> None:
     ]
 
 
+@pytest.mark.parametrize(
+    "flattened",
+    [
+        {"llm.request.type": "chat", "gen_ai.prompt.0.role": "system",
+         "gen_ai.prompt.0.content": "Be brief.", "gen_ai.prompt.1.role": "user",
+         "gen_ai.prompt.1.content": "Summarize the changelog",
+         "gen_ai.completion.0.role": "assistant",
+         "gen_ai.completion.0.content": "Two bug fixes."},
+        {"openinference.span.kind": "LLM", "llm.input_messages.0.message.role": "user",
+         "llm.input_messages.0.message.content": "Summarize the changelog",
+         "llm.output_messages.0.message.role": "assistant",
+         "llm.output_messages.0.message.content": "Two bug fixes."},
+    ],
+)  # fmt: skip
+def test_messages_flattened_into_indexed_attributes_are_read(flattened: dict[str, str]) -> None:
+    recorder = Recorder()
+    with recorder.span("chat", **flattened):
+        pass
+    events = events_of(recorder.request())
+    assert len(by_type(events, "goal.revised")) == 1
+    assert [e["text"] for e in by_type(events, "narrative.submitted")] == ["Two bug fixes."]
+
+
 def test_spans_that_cannot_be_mapped_are_rejected_with_a_reason() -> None:
     recorder = Recorder()
     with recorder.span("GET /health"):
