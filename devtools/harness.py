@@ -528,7 +528,7 @@ def wait_for(
 ) -> None:
     """Poll `condition` until true; fail the test with `what` after `timeout` seconds."""
     retry.wait_for(
-        condition,
+        lambda: bool(condition()),  # a count of 0 is not yet, as it was
         timeout=timeout,
         interval=interval,
         what=f"timed out after {timeout}s waiting for {what}",
