@@ -28,7 +28,7 @@ from outcomes.sinks.consumer import SinkConfig, run_sink
     "topics",
     multiple=True,
     metavar="TOPIC",
-    help="Consume only these topics (repeatable; default: the five output topics).",
+    help="Consume only these topics (repeatable; default: every output topic, six).",
 )
 @click.option(
     "--batch-rows",
@@ -52,6 +52,12 @@ from outcomes.sinks.consumer import SinkConfig, run_sink
 @click.option(
     "--no-query-endpoint", is_flag=True, help="On chDB: serve no read-only query endpoint."
 )
+@click.option(
+    "--async-insert",
+    is_flag=True,
+    help="INSERT with async_insert and wait_for_async_insert (for several sinks writing "
+    "one server; each INSERT then waits for the server's flush, docs/clickhouse.md).",
+)
 def sink(
     bootstrap: str | None,
     clickhouse: str | None,
@@ -62,8 +68,9 @@ def sink(
     batch_seconds: float,
     query_port: int,
     no_query_endpoint: bool,
+    async_insert: bool,
 ) -> None:
-    """Consume the five output topics into ClickHouse, exactly once.
+    """Consume every output topic (six) into ClickHouse, exactly once.
 
     Offsets are committed only after ClickHouse acknowledged the rows; undecodable
     records land in dead_letters. SIGTERM/SIGINT finish the current batch and exit.
@@ -80,6 +87,7 @@ def sink(
         batch_seconds=batch_seconds,
         until_idle=until_idle,
         query_port=None if no_query_endpoint else query_port,
+        async_insert=async_insert,
     )
     stats = run_sink(settings, config)
     click.echo(stats.summary(), err=True)

@@ -1,4 +1,4 @@
-"""`outcomes sink`: the five output topics -> ClickHouse, committing only what landed.
+"""`outcomes sink`: every output topic (six) -> ClickHouse, committing only what landed.
 
 Records are buffered per (topic, partition). Once `batch_records` records are buffered
 in all, or the oldest is `batch_seconds` old, every buffered partition is written in one
@@ -72,6 +72,8 @@ class SinkConfig:
     # On chDB, `run_sink` serves read-only queries on 127.0.0.1 at this port (0: any
     # free one; the address is written next to the chDB directory). None: no endpoint.
     query_port: int | None = 0
+    # INSERT with async_insert = 1 and wait_for_async_insert = 1 (ClickHouseWriter).
+    async_insert: bool = False
 
 
 @dataclass
@@ -198,7 +200,9 @@ class Sink:
         codec: Codec | None = None,
     ) -> None:
         self.config = config
-        self.writer: RowWriter = writer or ClickHouseWriter(settings.clickhouse_dsn)
+        self.writer: RowWriter = writer or ClickHouseWriter(
+            settings.clickhouse_dsn, async_insert=config.async_insert
+        )
         self.codec = codec or Codec(settings)
         self.stats = SinkStats()
         self._stop = False

@@ -123,12 +123,19 @@ class ClickHouseWriter:
         batch_rows: int = 20_000,
         retries: int = 3,
         retry_delay: float = 0.5,
+        async_insert: bool = False,
     ) -> None:
         self.conn: Connection = connect(dsn)
         schema.ensure_schema(self.conn)
         self.batch_rows = batch_rows
         self.retries = retries
         self.retry_delay = retry_delay
+        # Asynchronous inserts, acknowledged only once the server flushed them to a part
+        # (so they are visible to the next read-back, and the offsets are committed after
+        # that); their deduplication token still applies (docs/clickhouse.md).
+        self.insert_settings: dict[str, int] = (
+            {"async_insert": 1, "wait_for_async_insert": 1} if async_insert else {}
+        )
 
     @classmethod
     def on(cls, conn: Connection) -> ClickHouseWriter:
@@ -137,6 +144,7 @@ class ClickHouseWriter:
         writer = cls.__new__(cls)
         writer.conn = conn
         writer.batch_rows, writer.retries, writer.retry_delay = 20_000, 3, 0.5
+        writer.insert_settings = {}
         return writer
 
     def write(self, records: Iterable[OutputRecord]) -> WriteReport:
@@ -215,7 +223,10 @@ class ClickHouseWriter:
             table,
             rows,
             lay.columns,
-            settings={"insert_deduplication_token": _token(table, rows, lay)},
+            settings={
+                **self.insert_settings,
+                "insert_deduplication_token": _token(table, rows, lay),
+            },
             column_types=lay.types,
         )
 
