@@ -107,6 +107,7 @@ def otlp(
     finally:
         signal.signal(signal.SIGTERM, previous)
         server.server_close()
+        receiver.close()  # a request still being published finishes first
         try:
             producer.close(timeout=message_timeout)
         except DeliveryError as exc:  # only requests already answered 503 left these

@@ -97,6 +97,7 @@ class Receiver:
         self.log = log if log is not None else _stderr
         self.counters = Counters()
         self._lock = threading.Lock()
+        self._closed = False
 
     def handle(self, body: bytes, content_type: str | None, content_encoding: str | None) -> Answer:
         """The answer to `POST /v1/traces` with `body`."""
@@ -112,7 +113,18 @@ class Receiver:
             return refusal(exc.status, exc.message, exc.encoding)
         with self._lock:
             self.counters.requests += 1
+            if self._closed:
+                self.counters.undelivered_requests += 1
+                line = "the receiver is stopping; retry"
+                retry = (("Retry-After", str(RETRY_AFTER_SECONDS)),)
+                return refusal(503, line, decoded.encoding, retry)
             return self._publish(decoded.request, decoded.encoding)
+
+    def close(self) -> None:
+        """Stop publishing: wait for the request being published, if any; later ones are
+        answered 503 (call before closing the sink)."""
+        with self._lock:
+            self._closed = True
 
     def _publish(self, request: Any, encoding: Encoding) -> Answer:
         rejections: list[Rejection] = []

@@ -632,3 +632,37 @@ def test_a_bug_while_handling_is_a_500_and_the_server_keeps_serving(
         server.server_close()
         thread.join(10)
     assert "RuntimeError: sink bug" in capsys.readouterr().err  # the traceback is shown
+
+
+def test_concurrent_exports_are_each_answered_and_published_whole(
+    served: tuple[str, Sink],
+) -> None:
+    url, sink = served
+    recorders = [one_run() for _ in range(4)]
+    results: list[SpanExportResult] = []
+
+    def export(recorder: Recorder) -> None:
+        exporter = OTLPSpanExporter(endpoint=f"{url}/v1/traces", timeout=10)
+        try:
+            results.extend(exporter.export(recorder.finished()) for _ in range(3))
+        finally:
+            exporter.shutdown()
+
+    threads = [threading.Thread(target=export, args=(r,)) for r in recorders]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(60)
+    assert results == [SpanExportResult.SUCCESS] * 12
+    expected = [e for r in recorders for e in events_of(r.request())]
+    assert len(sink.events) == 3 * len(expected)
+    assert {e["event_id"] for e in sink.events} == {e["event_id"] for e in expected}
+
+
+def test_a_closed_receiver_answers_503() -> None:
+    receiver = Receiver(Sink(), log=lambda line: None)
+    receiver.close()
+    answer = receiver.handle(
+        one_run().request().SerializeToString(), "application/x-protobuf", None
+    )
+    assert answer.status == 503 and "stopping" in refusal_line(answer)
