@@ -1,0 +1,186 @@
+"""`outcomes hook claude-code` with Claude Code hook payloads as Claude Code documents
+them (session_id, transcript_path, cwd, hook_event_name; tool_name, tool_input,
+tool_use_id, tool_response for PostToolUse, error for PostToolUseFailure; prompt;
+stop_hook_active), built from the tool calls and results of a real Claude Code transcript
+of the corpus in `../shared/agent-traces` (read where it is, not copied).
+
+End to end: the hook publishes through the producer SDK to the real broker, the worker
+folds, the sink writes chDB, and the account read back from ClickHouse says what the
+transcript importer's account says (checks, artifacts, effects). With the broker down the
+hook says so in one line, exits 0 and keeps the events in its spool; the next call with
+the broker up sends them first.
+"""
+
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import sys
+import uuid
+from pathlib import Path
+from typing import Any
+
+import orjson
+
+from outcomes.devtools.harness import (
+    Harness,
+    KafkaConfig,
+    Progress,
+    commit_offsets,
+    end_offsets,
+    finish,
+    free_port,
+    wait_for,
+)
+from outcomes.reducers.catalog import OUTPUT_TOPICS
+from tests.cli_support import outcomes
+from tests.conftest import require
+from tests.test_show_stream import wait_sunk
+
+ROOT = Path(__file__).resolve().parent.parent
+TRANSCRIPT = ROOT.parent / "shared" / "agent-traces" / "traces" / "cc-coverage-test-fix.jsonl"
+
+
+def payloads(session_id: str) -> list[dict[str, Any]]:
+    """The hook inputs Claude Code sends for the transcript's session, in order."""
+    require(TRANSCRIPT.exists(), f"the Claude Code transcript {TRANSCRIPT} is missing")
+    rows = [json.loads(line) for line in TRANSCRIPT.read_text().splitlines() if line.strip()]
+    cwd = next(r["cwd"] for r in rows if "cwd" in r)
+    base = {"session_id": session_id, "transcript_path": str(TRANSCRIPT), "cwd": cwd,
+            "permission_mode": "default"}  # fmt: skip
+    out: list[dict[str, Any]] = [{**base, "hook_event_name": "SessionStart", "source": "startup"}]
+    calls: dict[str, dict[str, Any]] = {}
+    for row in rows:
+        content = (row.get("message") or {}).get("content")
+        if row.get("type") == "user" and isinstance(content, str) and not row.get("isMeta"):
+            out.append({**base, "hook_event_name": "UserPromptSubmit", "prompt": content})
+        if not isinstance(content, list):
+            continue
+        for block in content:
+            if block.get("type") == "tool_use":
+                calls[block["id"]] = block
+            elif block.get("type") == "tool_result" and block["tool_use_id"] in calls:
+                use = calls[block["tool_use_id"]]
+                common = {**base, "tool_name": use["name"], "tool_input": use["input"],
+                          "tool_use_id": use["id"]}  # fmt: skip
+                if block.get("is_error"):
+                    out.append({**common, "hook_event_name": "PostToolUseFailure",
+                                "error": block["content"], "is_interrupt": False})  # fmt: skip
+                else:
+                    out.append({**common, "hook_event_name": "PostToolUse",
+                                "tool_response": row.get("toolUseResult")})  # fmt: skip
+    out.append({**base, "hook_event_name": "Stop", "stop_hook_active": False})
+    out.append({**base, "hook_event_name": "SessionEnd", "reason": "other"})
+    return out
+
+
+def hook(
+    payload: dict[str, Any] | bytes, state: Path, bootstrap: str
+) -> subprocess.CompletedProcess[str]:
+    data = payload if isinstance(payload, bytes) else orjson.dumps(payload)
+    return subprocess.run(
+        [sys.executable, "-m", "outcomes.cli", "hook", "claude-code", "--state-dir", str(state),
+         "--bootstrap", bootstrap, "--timeout", "2"],
+        input=data.decode(), capture_output=True, text=True, cwd=ROOT, timeout=120, check=False,
+    )  # fmt: skip
+
+
+def spool(state: Path, session: str) -> list[dict[str, Any]]:
+    path = state / session / "spool.jsonl"
+    return [orjson.loads(x) for x in path.read_bytes().splitlines()] if path.exists() else []
+
+
+def test_broker_down_the_hook_exits_0_and_spools(tmp_path: Path) -> None:
+    session = f"hook-spool-{uuid.uuid4().hex[:8]}"
+    dead = f"127.0.0.1:{free_port()}"
+    sent = payloads(session)[:4]
+    counts = []
+    for payload in sent:
+        proc = hook(payload, tmp_path, dead)
+        assert proc.returncode == 0
+        lines = proc.stderr.strip().splitlines()
+        assert len(lines) == 1 and "kept in" in lines[0] and dead in lines[0], proc.stderr
+        counts.append(len(spool(tmp_path, session)))
+    assert counts == sorted(counts) and counts[0] >= 1  # nothing lost, nothing sent
+    kinds = [e["type"] for e in spool(tmp_path, session)]
+    assert kinds[:3] == ["run.started", "goal.revised", "tool.started"]
+    # Input that is not a hook payload is a line, never a failure of the session.
+    for junk in (b"not json", b'{"hook_event_name": "Stop"}'):
+        proc = hook(junk, tmp_path, dead)
+        assert proc.returncode == 0 and proc.stderr.count("\n") == 1, proc.stderr
+
+
+def account_of(show: subprocess.CompletedProcess[str]) -> dict[str, Any]:
+    assert show.returncode == 0, show.stderr
+    data: dict[str, Any] = orjson.loads(show.stdout)
+    return data
+
+
+def summary(account: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "checks": sorted((c["label"], c["result"], c["tests_executed"]) for c in account["checks"]),
+        "artifacts": sorted((a["path"], a["change"]) for a in account["artifacts"]),
+        "effects": sorted((e["effect_class"], e["state"]) for e in account["effects"]),
+    }
+
+
+def test_hook_payloads_reach_clickhouse_through_kafka_the_worker_and_the_sink(
+    kafka_bootstrap: str, kafka_config: KafkaConfig, tmp_path: Path
+) -> None:
+    with Harness(kafka_config, kafka_bootstrap, tmp_path, "hook") as harness:
+        session = f"{harness.prefix}-session"
+        run = f"claude-code-jsonl:{session}"
+        state = tmp_path / "hook-state"
+        sent = payloads(session)
+        worker = harness.worker()
+        worker.start()
+        # The first calls find the broker down: their events wait in the spool ...
+        dead = f"127.0.0.1:{free_port()}"
+        for payload in sent[:3]:
+            proc = hook(payload, state, dead)
+            assert proc.returncode == 0 and "kept in" in proc.stderr, proc.stderr
+        waiting = len(spool(state, session))
+        assert waiting >= 3
+        # ... and go first on the next call, which reaches the broker.
+        for payload in sent[3:]:
+            proc = hook(payload, state, kafka_bootstrap)
+            assert proc.returncode == 0 and proc.stderr == "", proc.stderr
+        assert spool(state, session) == []
+        progress = Progress(kafka_config, harness.app_id)
+        try:
+            wait_for(progress.done, 120, "the worker to fold the hook's events", 0.5)
+        finally:
+            progress.close()
+        finish([worker], kafka_config, timeout=180)
+        targets = end_offsets(kafka_config, OUTPUT_TOPICS.values())
+
+        group = f"test-hook-sink-{uuid.uuid4().hex[:8]}"
+        commit_offsets(kafka_config, group, harness.marks.outputs)
+        dsn = f"chdb://{tmp_path}/chdb"
+        sink = subprocess.Popen(
+            [sys.executable, "-m", "outcomes.cli", "sink", "--bootstrap", kafka_bootstrap,
+             "--clickhouse", dsn, "--group-id", group, "--batch-seconds", "0.2"],
+            cwd=ROOT, stderr=subprocess.PIPE, text=True,
+        )  # fmt: skip
+        try:
+            wait_sunk(kafka_config, group, targets)
+            live = account_of(outcomes("show", run, "--clickhouse", dsn, "--format", "json"))
+        finally:
+            sink.send_signal(signal.SIGTERM)
+            _, err = sink.communicate(timeout=60)
+        assert sink.returncode == 0, err
+
+        # The importer's account of the same session's transcript.
+        events = tmp_path / "imported.jsonl"
+        imported = outcomes("import", str(TRANSCRIPT), "--run-id", run, "--out", str(events))
+        assert imported.returncode == 0, imported.stderr
+        replayed = tmp_path / "replay.jsonl"
+        assert outcomes("replay", str(events), "--out", str(replayed)).returncode == 0
+        reference = account_of(outcomes("show", run, "--from", str(replayed), "--format", "json"))
+
+        got = summary(live)
+        assert got == summary(reference)
+        assert ("pytest tests/test_math_utils.py -v", "pass", 2) in got["checks"]
+        assert ("src/math_utils.py", "modified") in got["artifacts"]
+        assert ("write", "completed") in got["effects"]  # the commit, its line the receipt
