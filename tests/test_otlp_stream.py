@@ -5,7 +5,7 @@ receiver, which publishes them to the real broker; `outcomes worker` folds them 
 
 What the account in ClickHouse must show is what the spans show: the test run that
 failed and then passed (the check passes on its latest receipt), the commit, the push the
-remote rejected (so the narrative's "pushed" is not supported), and the same account as
+remote rejected (so the narrative's "I pushed" is contradicted), and the same account as
 `outcomes replay` of the mapped events. Every batch is exported twice, as an exporter
 retrying after a lost answer would: both copies carry the same event ids and bytes, so
 each event is applied once, and no dead letter is written.
@@ -212,9 +212,9 @@ def test_genai_spans_exported_to_the_receiver_reach_clickhouse(
         claims = {c["span_text"]: c["verdict"] for c in live["claims"]}
         assert claims == {c["span_text"]: c["verdict"] for c in expected["claims"]}
         assert claims["all tests pass"] == "supported"
-        # The remote rejected the push: "I pushed" is never supported.
+        # The remote rejected the push: "I pushed" is contradicted.
         pushed = [verdict for text, verdict in claims.items() if "pushed" in text]
-        assert len(pushed) == 1 and pushed[0] != "supported", claims
+        assert pushed == ["contradicted"], claims
 
         lint_live = show(json_run, "--clickhouse", dsn)
         lint_expected = show(json_run, "--from", str(reference))
