@@ -74,6 +74,9 @@ def _clause_span(sentence: Sentence, words: Sequence[str], h: int) -> Span:
     return toks[lo].start, toks[hi].end
 
 
+_SHAPE_RULES = frozenset({"status_value", "label_value"})
+
+
 def scan_sentence(sentence: Sentence) -> list[Found]:
     """Every claim candidate of one sentence, with its blocker (None: an assertion)."""
     words = words_of(sentence.tokens)
@@ -86,14 +89,15 @@ def scan_sentence(sentence: Sentence) -> list[Found]:
     if not cands and sentence.checked and sentence.first:
         cands = test_plan_item(words, sentence.section)
     # A label's value read by its shape only when no head rule read it.
-    cands = [
-        c
-        for c in cands
-        if c.rule not in ("status_value", "label_value")
-        or not any(
-            o.rule not in ("status_value", "label_value") and o.lo <= c.head <= o.hi for o in cands
-        )
-    ]
+    if any(c.rule in _SHAPE_RULES for c in cands):
+        cands = [
+            c
+            for c in cands
+            if c.rule not in _SHAPE_RULES
+            or not any(o.rule not in _SHAPE_RULES and o.lo <= c.head <= o.hi for o in cands)
+        ]
+    if not cands:
+        return []
     out: list[Found] = []
     taken: list[tuple[int, int, str]] = []
     for cand in sorted(cands, key=lambda c: (c.lo, -(c.hi - c.lo))):

@@ -121,9 +121,9 @@ def head_candidates(words: Sequence[str], toks: Sequence[Token]) -> list[Candida
                 prior = cand.use
         elif prior is None and h == 0 and w in OPENERS:
             prior = Use("agentless", 0, (), ())
-        elif prior is None and w.split("'")[0] in ("i", "we") and h == clause_start(words, h):
-            prior = Use("pronoun", h, (), (w.split("'")[0],))
-        elif prior is None and h == clause_start(words, h) and w.endswith("ed") and n > 1:
+        elif prior is None and w in _FIRST_PERSON and h == clause_start(words, h):
+            prior = Use("pronoun", h, (), (_FIRST_PERSON[w],))
+        elif prior is None and w.endswith("ed") and n > 1 and h == clause_start(words, h):
             prior = Use("agentless", h, (), ())
     return out
 
@@ -816,3 +816,6 @@ def _code_is_check(toks: Sequence[Token], lo: int, h: int) -> bool:
 
 # The words `_construction` may read (the regular participles aside).
 _CONSTRUCTION_WORDS = STATE_WORDS | HOSTS | IRREGULAR_PARTICIPLES | {"place"}
+
+
+_FIRST_PERSON = {"i": "i", "we": "we", "i've": "i", "we've": "we", "i'm": "i", "we're": "we"}

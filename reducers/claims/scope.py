@@ -241,6 +241,8 @@ def _reported(words: Sequence[str], lo: int) -> bool:
     """Whether the candidate at `lo` is what someone other than the writer says: a
     verb of speech before it in its sentence ("The agent's last message indicates that
     they are done") whose subject is not I or we."""
+    if _REPORTING.isdisjoint(words):
+        return False
     for x in range(lo - 1, -1, -1):
         w = words[x]
         if w in HARD and w != ":":
@@ -288,6 +290,8 @@ def review_reason(words: Sequence[str], cand: Candidate) -> Review | None:
     if cand.rule == "status_value":
         return "kind_unclear"
     h = cand.head
+    if _HEDGE_CUES.isdisjoint(words):
+        return None
     start = h
     while start > 0 and words[start - 1] not in HARD:
         start -= 1
@@ -296,3 +300,8 @@ def review_reason(words: Sequence[str], cand: Candidate) -> Review | None:
         if w in HEDGES or (w in ("looks", "look", "looked") and words[y + 1] in ("like", "as")):
             return "hedged"
     return None
+
+
+_REPORTING = SPEECH_VERBS | HEARSAY_VERBS
+
+_HEDGE_CUES = HEDGES | {"looks", "look", "looked"}

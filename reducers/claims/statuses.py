@@ -143,7 +143,7 @@ def status_candidates(words: Sequence[str], toks: Sequence[Token]) -> list[Candi
             out.append(
                 Candidate("persistence", "commit_message", max(0, colon - 2), colon + 1, colon - 1)
             )
-    if _TRIGGERS.isdisjoint(words) and not any("_" in w for w in words):
+    if _TRIGGERS.isdisjoint(words) and "_" not in "".join(words):
         return out
     for i, w in enumerate(words):
         nxt = words[i + 1] if i + 1 < n else ""
@@ -241,7 +241,7 @@ def _label_value(words: Sequence[str]) -> list[Candidate]:
     """ "**Status**: Created", "`frontend` project: Deleted": a label and a state as its
     value. The label's nouns give the kind; a label that names no place leaves the kind
     to a person (`needs_review`, rule `status_value`)."""
-    if ":" not in words:
+    if ":" not in words or STATUS_VALUES.isdisjoint(words):
         return []
     colon = words.index(":")
     label = [w for w in words[:colon] if w[:1].isalpha()]
