@@ -55,7 +55,7 @@ THIRD_PARTY: dict[str, frozenset[str]] = {
     "importers": frozenset({"orjson", "opentelemetry", "google"}),
     "devtools": frozenset({"confluent_kafka", "orjson", "rich"}),
     "cli": frozenset({"click", "rich", "orjson"}),
-    "bench": frozenset({"matplotlib", "fastavro", "orjson", "confluent_kafka"}),
+    "bench": frozenset({"matplotlib", "fastavro", "orjson", "confluent_kafka", "faust"}),
 }
 # What the SDK alone (`pip install outcomes`) is: these modules and every project module
 # they import at module level.
