@@ -18,7 +18,16 @@ from pathlib import Path
 from typing import Any
 
 from outcomes.importers.base import Importer, moment, obj, role, text_of, unreadable
-from outcomes.importers.trace import Finish, Message, Skipped, Step, ToolCall, ToolKind, Trace
+from outcomes.importers.trace import (
+    Finish,
+    Message,
+    Skipped,
+    Step,
+    ToolCall,
+    ToolKind,
+    Trace,
+    ends_with_a_result,
+)
 
 SHELL_TOOLS = {"Bash", "BashOutput"}
 WRITE_TOOLS = {"Write"}
@@ -230,6 +239,7 @@ class ClaudeCodeImporter(Importer):
             agent=agent,
             path=str(path),
             steps=tuple(steps),
+            complete=ends_with_a_result(steps),
             root=root,
             skipped=tuple(skipped),
         )

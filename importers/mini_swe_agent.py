@@ -17,7 +17,15 @@ from typing import Any
 
 from outcomes.importers.base import Importer, moment, obj, text_of, unreadable
 from outcomes.importers.patch import patch_changes
-from outcomes.importers.trace import Finish, Message, Skipped, Step, ToolCall, Trace
+from outcomes.importers.trace import (
+    Finish,
+    Message,
+    Skipped,
+    Step,
+    ToolCall,
+    Trace,
+    ends_with_a_result,
+)
 
 # mini-swe-agent's own action pattern: a fenced block tagged `bash`
 _BLOCK = re.compile(r"```(?:bash|sh)\s*\n(.*?)\n```", re.S)
@@ -115,5 +123,11 @@ class MiniSweAgentImporter(Importer):
             model = str(config["model"].get("model_name") or "")
         agent = f"mini-swe-agent {version}".strip() + (f" ({model})" if model else "")
         return Trace(
-            self.name, agent, str(path), tuple(steps), final_inventory=final, skipped=tuple(skipped)
+            self.name,
+            agent,
+            str(path),
+            tuple(steps),
+            final_inventory=final,
+            skipped=tuple(skipped),
+            complete=ends_with_a_result(steps),
         )

@@ -25,7 +25,15 @@ from typing import Any
 
 from outcomes.importers.base import Importer, moment, obj, role, text_of, unreadable
 from outcomes.importers.patch import patch_changes
-from outcomes.importers.trace import Finish, Message, Skipped, Step, ToolCall, Trace
+from outcomes.importers.trace import (
+    Finish,
+    Message,
+    Skipped,
+    Step,
+    ToolCall,
+    Trace,
+    ends_with_a_result,
+)
 
 _REPR = re.compile(r"^(\w+)\((.*)\)$", re.S)
 
@@ -329,6 +337,7 @@ class OpenHandsImporter(Importer):
             agent,
             str(path),
             tuple(steps),
+            complete=ends_with_a_result(steps),
             root=roots[0] if roots else None,
             final_inventory=final,
             skipped=tuple(skipped),

@@ -118,3 +118,9 @@ class Trace:
     final_inventory: tuple[FileChange, ...] | None = None
     skipped: tuple[Skipped, ...] = ()
     complete: bool = True
+
+
+def ends_with_a_result(steps: list[Step] | tuple[Step, ...]) -> bool:
+    """False when the last tool call has no result: the file was cut off mid-call."""
+    last = next((s for s in reversed(steps) if isinstance(s, ToolCall)), None)
+    return last is None or last.output is not None or last.failed is not None
