@@ -277,7 +277,7 @@ NOT_RUN.update(
             "tests/test_docker_files.py checks docker/compose.yaml with Compose's own loader"
         ),
         ("docs/kafka.md", "docker compose -f docker/compose.yaml ps"): (
-            "lists the containers the line before starts (no Docker engine here)"
+            "lists the containers the line before starts (a Docker engine's)"
         ),
     }
 )
@@ -303,7 +303,7 @@ def not_run_reason(command: DocCommand) -> str | None:
 
 # Sequences run in order as printed (each line a command of its own): they read
 # samples/five_file_run.jsonl relative to the checkout and hand files on to the next line.
-# (doc, first line's text) -> text each command's output holds, in order.
+# doc -> text each command of its block prints, in order.
 IN_ORDER: dict[str, tuple[str, ...]] = {
     "README.md": (
         "revisions 3",
@@ -893,3 +893,31 @@ def test_consumer_samples_run_as_printed(
     if "sqlite3" not in code.code:
         line = next(x for x in out_path.read_text().splitlines() if x.startswith(run_id))
         assert re.fullmatch(rf"{run_id} revision \d+: None -> complete", line), line
+
+
+# --------------------------------------------------------------------------- help texts
+
+_NUMBER_WORDS = {"one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6, "seven": 7}
+# "five output topics", "every output topic (six)", "output topics, six"
+COUNTED_TOPICS = re.compile(r"\b(\w+) output topics\b|\boutput topics?\W{1,3}(\w+)\b")
+
+
+def test_help_texts_count_the_output_topics_right() -> None:
+    """`outcomes --help` and each command's `--help` name as many output topics as there
+    are (`outcomes --help` and `sink --help` said five when there were six)."""
+    from click.testing import CliRunner
+
+    from outcomes.cli.main import COMMANDS, main
+
+    runner = CliRunner()
+    texts = {"outcomes": runner.invoke(main, ["--help"]).output}
+    for name in COMMANDS:
+        texts[name] = runner.invoke(main, [name, "--help"]).output
+    wrong = []
+    for name, text in texts.items():
+        flat = " ".join(text.split())
+        for match in COUNTED_TOPICS.finditer(flat):
+            word = match.group(1) or match.group(2)
+            if _NUMBER_WORDS.get(word, len(OUTPUT_TOPICS)) != len(OUTPUT_TOPICS):
+                wrong.append(f"{name}: {match.group(0)}")
+    assert not wrong, f"there are {len(OUTPUT_TOPICS)} output topics: {wrong}"
