@@ -158,7 +158,7 @@ def _integer(name: str) -> Converter:
         if type(value) is not int:
             raise _violation(path, f"expected an integer, got {type(value).__name__}")
         if not low <= value <= _INT32[1]:
-            raise _violation(path, f"{value} is outside {low}..{_INT32[1]}")
+            raise _violation(path, f"{_shown(value)} is outside {low}..{_INT32[1]}")
         return value
 
     return convert
@@ -167,7 +167,10 @@ def _integer(name: str) -> Converter:
 def _double(value: Any, path: str) -> float:
     if type(value) not in (float, int):
         raise _violation(path, f"expected a number, got {type(value).__name__}")
-    number = float(value)
+    try:
+        number = float(value)
+    except OverflowError:  # an int past the largest double (Python ints are unbounded)
+        raise _violation(path, f"{_shown(value)} is out of range for a double") from None
     if not math.isfinite(number):
         raise _violation(path, "must be a finite number")
     return number
@@ -182,7 +185,7 @@ def _boolean(value: Any, path: str) -> bool:
 def _timestamp(value: Any, path: str) -> int:
     if type(value) is int:  # decoded Avro timestamp-micros
         if not MIN_MICROS <= value <= MAX_MICROS:
-            raise _violation(path, f"{value} microseconds is outside years 1..9999")
+            raise _violation(path, f"{_shown(value)} microseconds is outside years 1..9999")
         return value
     if type(value) is not str:
         raise _violation(path, "expected an RFC 3339 timestamp string")
@@ -206,6 +209,8 @@ def _enum(symbols: tuple[str, ...]) -> Converter:
 
 def _shown(value: Any) -> str:
     """A refused value in a message: its repr (which escapes control characters), cut."""
+    if type(value) is int and value.bit_length() > 64:  # repr of a huge int is slow or
+        return f"an integer of {value.bit_length()} bits"  # refused (over 4300 digits)
     text = repr(value)
     return text if len(text) <= 80 else f"{text[:77]}..."
 

@@ -90,6 +90,19 @@ def test_a_lone_surrogate_in_narrative_text_is_a_codec_error_not_unicode_encode_
     producer.flush(timeout=0)
 
 
+@pytest.mark.parametrize(
+    ("field", "number"),
+    [("tests_executed", 10**5000), ("tests_executed", -(10**400))],
+    ids=["5001 digits", "-10**400"],
+)
+def test_an_integer_no_wire_format_holds_is_a_codec_error(
+    producer: OutcomesProducer, field: str, number: int
+) -> None:
+    with pytest.raises(CodecError, match=r"^verification\.receipt: "):
+        producer.verification_receipt(**receipt(**{field: number}))
+    producer.flush(timeout=0)
+
+
 def test_a_timestamp_past_year_9999_is_a_codec_error(producer: OutcomesProducer) -> None:
     with pytest.raises(CodecError, match="occurred_at"):
         producer.run_started(run_id="r", agent="a", requested_by="u", occurred_at=2**63 - 1)

@@ -93,6 +93,33 @@ def test_an_integer_timestamp_out_of_range_is_refused(micros: int) -> None:
     assert error.message == f"occurred_at: {micros} microseconds is outside years 1..9999"
 
 
+@pytest.mark.parametrize("number", [10**400, -(10**309)])
+def test_an_integer_too_large_for_a_double_is_refused(number: int) -> None:
+    candidate = {
+        "candidate_id": "k1",
+        "source_type": "journal",
+        "source_event_id": "e0",
+        "rank": 1,
+        "score": number,
+        "eligible": True,
+        "decision": "selected",
+        "withhold_reason": None,
+    }
+    event = {
+        **{k: v for k, v in review().items() if k not in ("type", "state")},
+        "type": "retrieval.evaluated",
+        "retrieval_id": "r1",
+        "job_id": "j1",
+        "query_hash": "q",
+        "algorithm": "bm25",
+        "config_hash": "c",
+        "candidates": [candidate],
+    }
+    error = refused(event)
+    assert error.message.startswith("candidates[0].score: ")
+    assert error.message.endswith("is out of range for a double")
+
+
 @pytest.mark.parametrize("micros", [MIN_MICROS, MAX_MICROS, 0])
 def test_an_integer_timestamp_in_range_folds(micros: int) -> None:
     event = parse_event(review(occurred_at=micros))
@@ -243,7 +270,8 @@ JSON = st.recursive(
     | st.integers()
     | st.floats()
     | st.text(max_size=4)
-    | st.sampled_from(["pass", "user", "2026-11-30T10:00:00Z", "\x1b", "\u202e"]),
+    | st.sampled_from(["pass", "user", "2026-11-30T10:00:00Z", "\x1b", "\u202e"])
+    | st.sampled_from([2**63, -(2**64), 10**400, -(10**400), 1e308, float("nan")]),
     lambda inner: st.lists(inner, max_size=2) | st.dictionaries(st.text(max_size=3), inner),
     max_leaves=4,
 )
@@ -276,7 +304,8 @@ def _values(name: str, hint: Any, wrong: bool) -> st.SearchStrategy[Any]:
     elif name == "event_id":
         typed = st.sampled_from(["e1", "e2", "e3"]) | STRINGS
     else:
-        typed = {str: STRINGS, int: INTS, float: st.floats(), bool: st.booleans()}[hint]
+        floats = st.floats() | st.integers(-(10**400), 10**400)  # an int is a valid number
+        typed = {str: STRINGS, int: INTS, float: floats, bool: st.booleans()}[hint]
     return typed | JSON if wrong else typed
 
 
