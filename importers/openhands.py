@@ -45,20 +45,32 @@ def _from_repr(value: object) -> object:
     m = _REPR.match(value.strip())
     if not m:
         return value
-    out: dict[str, Any] = {"kind": m.group(1)}
+    # enum members print as `<SecurityRisk.LOW: 'LOW'>`: their value is what counts
+    text = re.sub(r"<[\w.]+: ('[^']*'|\"[^\"]*\"|-?\d+)>", r"\1", value.strip())
     try:
-        call = ast.parse(f"f({m.group(2)})", mode="eval").body
+        call = ast.parse(text, mode="eval").body
     except SyntaxError:
+        return {"kind": m.group(1)}
+    return _literal(call)
+
+
+def _literal(node: ast.expr) -> Any:
+    """A repr's value: literals as themselves, `Name(a=…)` as {'kind': 'Name', 'a': …}
+    (nested ones too: `metadata=CmdOutputMetadata(exit_code=0)`), anything else None."""
+    if isinstance(node, ast.Call):
+        func = node.func
+        name = func.id if isinstance(func, ast.Name) else getattr(func, "attr", "")
+        out: dict[str, Any] = {kw.arg: _literal(kw.value) for kw in node.keywords if kw.arg}
+        out["kind"] = name  # the class, whatever a `kind` field says
         return out
-    if isinstance(call, ast.Call):
-        for kw in call.keywords:
-            if kw.arg is None:
-                continue
-            try:
-                out[kw.arg] = ast.literal_eval(kw.value)
-            except ValueError:
-                out[kw.arg] = None
-    return out
+    if isinstance(node, ast.List | ast.Tuple):
+        return [_literal(e) for e in node.elts]
+    if isinstance(node, ast.Dict):
+        return {_literal(k): _literal(v) for k, v in zip(node.keys, node.values, strict=True) if k}
+    try:
+        return ast.literal_eval(node)
+    except ValueError:
+        return None
 
 
 def _exit(obs: dict[str, Any]) -> int | None:

@@ -167,12 +167,10 @@ def openhands_v1() -> str:
             "tool_name": "execute_bash",
             "tool_call_id": "c1",
             "action_id": "a1",
-            "observation": {
-                "kind": "ExecuteBashObservation",
-                "output": "Tests:       1 failed, 4 passed, 5 total",
-                "exit_code": None,
-                "metadata": {"exit_code": 1},
-            },
+            # a Python repr, nested metadata and an enum member included
+            "observation": "ExecuteBashObservation(output='Tests:       1 failed, 4 passed, "
+            "5 total', exit_code=None, metadata=CmdOutputMetadata(exit_code=1, pid=-1), "
+            "kind=<Kind.BASH: 'bash'>)",
         },
         {
             "kind": "ActionEvent",
@@ -527,6 +525,8 @@ def test_mini_swe_agent(tmp_path: Path) -> None:
 def test_openhands_agent_sdk(tmp_path: Path) -> None:
     events, records, _ = imported(tmp_path, "openhands-events")
     assert receipts(events) == [("npm test", "fail", 5)]
+    finished = [e for e in events if e["type"] == "tool.finished" and e["tool"] == "execute_bash"]
+    assert [(e["outcome"], e["error_class"]) for e in finished] == [("failed", "exit_code:1")]
     assert artifacts(last_account(records)) == {"/workspace/NOTES.md": "added"}
     assert narrative(events) == "One test fails; I wrote NOTES.md."
 
