@@ -209,7 +209,7 @@ def _enum(symbols: tuple[str, ...]) -> Converter:
 
 def _shown(value: Any) -> str:
     """A refused value in a message: its repr (which escapes control characters), cut."""
-    if type(value) is int and value.bit_length() > 64:  # repr of a huge int is slow or
+    if type(value) is int and value.bit_length() > 128:  # repr of a huge int is slow or
         return f"an integer of {value.bit_length()} bits"  # refused (over 4300 digits)
     text = repr(value)
     return text if len(text) <= 80 else f"{text[:77]}..."
