@@ -270,3 +270,16 @@ def test_a_hash_that_starts_with_a_letter_is_a_hash() -> None:
         ("completion", "Addressed"),
         ("persistence", "commit b7c94468"),
     ]
+
+
+def test_a_section_places_what_its_lines_leave_unnamed() -> None:
+    text = (
+        "1. **Reply to the supplier's email:**\n"
+        "   - **Result:** The operation was successful.\n"
+        "2. **Creation of the Jira ticket:**\n"
+        "   - **Status**: Created\n"
+    )
+    assert [(k, s) for k, s in asserted(text)] == [
+        ("effect", "The operation was successful"),
+        ("effect", "Status**: Created"),
+    ]

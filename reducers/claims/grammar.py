@@ -34,6 +34,7 @@ from outcomes.reducers.claims.constructions import (
 from outcomes.reducers.claims.heads import head_candidates, json_status, sentence_candidates
 from outcomes.reducers.claims.lexicon import HARD
 from outcomes.reducers.claims.narrative import Sentence, sentences
+from outcomes.reducers.claims.objects import place_of
 from outcomes.reducers.claims.scope import Review, blocker, review_reason
 from outcomes.reducers.claims.statuses import status_candidates, test_plan_item
 
@@ -76,6 +77,36 @@ def _clause_span(sentence: Sentence, words: Sequence[str], h: int) -> Span:
 
 _SHAPE_RULES = frozenset({"status_value", "label_value"})
 
+# Subjects that only name "what was done" ("The operation was successful"): the thing
+# done is the one its section's heading names ("Reply to the client's email:").
+_GENERIC_ACTS = frozenset(
+    {"operation", "operations", "action", "actions", "request", "requests", "call", "calls"}
+)
+
+
+_KIND_OF_PLACE: dict[str, ClaimKind] = {
+    "remote": "effect",
+    "record": "persistence",
+    "check": "verification",
+}
+
+
+def _by_section(cand: Candidate, section: str) -> Candidate:
+    """A candidate whose own words do not tell its place, placed by its section: a
+    status label's value ("Status: Created" under "Creation of Jira task …") or an act
+    named only as "the operation"."""
+    generic = (
+        cand.use is not None and cand.use.subject[-1:] and cand.use.subject[-1] in _GENERIC_ACTS
+    )
+    if cand.rule != "status_value" and not (cand.kind == "completion" and generic):
+        return cand
+    place = place_of(section.replace("'", " ").split())
+    kind = _KIND_OF_PLACE.get(place) if place is not None else None
+    if kind is None:
+        return cand
+    rule = "label_value" if cand.rule == "status_value" else cand.rule
+    return Candidate(kind, rule, cand.lo, cand.hi, cand.head, cand.none, cand.use)
+
 
 def scan_sentence(sentence: Sentence) -> list[Found]:
     """Every claim candidate of one sentence, with its blocker (None: an assertion)."""
@@ -98,6 +129,8 @@ def scan_sentence(sentence: Sentence) -> list[Found]:
         ]
     if not cands:
         return []
+    if sentence.section:
+        cands = [_by_section(c, sentence.section) for c in cands]
     out: list[Found] = []
     taken: list[tuple[int, int, str]] = []
     for cand in sorted(cands, key=lambda c: (c.lo, -(c.hi - c.lo))):

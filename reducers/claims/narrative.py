@@ -175,7 +175,9 @@ def _markdown_blocks(text: str) -> list[Block]:
                     start = box.end()
             block_role: Role = "quote" if quote_depth else role
             out.append(Block(start, found.end, block_role, checked, section))
-            if role == "heading" or (role == "paragraph" and _BOLD_LINE.fullmatch(tok.content)):
+            if role == "heading" or (
+                role in ("paragraph", "item") and _BOLD_LINE.fullmatch(tok.content)
+            ):
                 section = tok.content.strip("*_:# ").lower()
             role = "paragraph"
     return out
