@@ -11,7 +11,6 @@ import subprocess
 import sys
 import textwrap
 import threading
-import time
 import uuid
 from collections import defaultdict
 from collections.abc import Callable
@@ -21,6 +20,7 @@ from typing import Any, cast
 import pytest
 
 import outcomes.streams.sdk.consumer as consumer_module
+from outcomes.common.retry import poll_until
 from outcomes.common.settings import Settings
 from outcomes.devtools.samples import sample_records
 from outcomes.reducers.catalog import OUTPUT_TOPICS
@@ -341,12 +341,13 @@ def test_readme_consumer_example_runs_and_handles_each_notification_once(
 
     thread = threading.Thread(target=run, daemon=True)
     thread.start()
-    deadline = time.monotonic() + 60
     wanted = {r.id for r in records}
-    while time.monotonic() < deadline and not failure:
-        if set(namespace.get("done", ())) >= wanted and "consumer" in namespace:
-            break
-        time.sleep(0.1)
+    poll_until(
+        lambda: (
+            bool(failure) or (set(namespace.get("done", ())) >= wanted and "consumer" in namespace)
+        ),
+        timeout=60,
+    )
     if "consumer" in namespace:
         namespace["consumer"].stop()
     thread.join(timeout=30)

@@ -12,7 +12,6 @@ import random
 import socket
 import subprocess
 import sys
-import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -22,7 +21,7 @@ from confluent_kafka.admin import AdminClient, NewTopic
 
 from outcomes.cli.dev import dev
 from outcomes.cli.main import main
-from outcomes.common.retry import poll_until
+from outcomes.common.retry import poll_until, wait_for
 from outcomes.common.settings import Settings
 from outcomes.devtools.devstack import (
     DevStackError,
@@ -295,10 +294,13 @@ def test_three_brokers_replicate_with_min_insync_two(private_state: Settings) ->
     assert report.brokers == 3 and report.created == [table[0].name]
     admin = AdminClient(conf)
     # The broker that answers may learn of the new topic a moment after the controller.
-    deadline = time.monotonic() + 30
-    while (topic := admin.list_topics(timeout=10).topics.get(table[0].name)) is None:
-        assert time.monotonic() < deadline, "the created topic never reached the metadata"
-        time.sleep(0.2)
+    topic = wait_for(
+        lambda: admin.list_topics(timeout=10).topics.get(table[0].name),
+        timeout=60,
+        interval=0.2,
+        what="the created topic never reached the metadata",
+        error=AssertionError,
+    )
     assert all(len(p.replicas) == 3 for p in topic.partitions.values())
     configs = describe_topic_configs(admin, [table[0].name])[table[0].name]
     assert configs["min.insync.replicas"] == "2"

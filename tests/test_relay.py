@@ -387,13 +387,21 @@ def test_relay_reconnects_at_once_when_the_endpoint_dropped_an_idle_connection()
         def log_message(self, format: str, *args: Any) -> None:
             pass
 
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Dropping)
+    closed = threading.Semaphore(0)
+
+    class Closing(ThreadingHTTPServer):
+        def shutdown_request(self, request: Any) -> None:
+            super().shutdown_request(request)
+            closed.release()  # its end of the connection is closed
+
+    server = Closing(("127.0.0.1", 0), Dropping)
     threading.Thread(target=server.serve_forever, daemon=True).start()
     relay = WebhookRelay(f"http://127.0.0.1:{server.server_address[1]}/", SECRET, timeout=2)
     try:
         for n, record in enumerate(run_notifications("idle", runs=1, revisions=3)):
             relay.deliver(_BUILDERS["notification"](record.body, Origin("t", 0, n)))
-            time.sleep(0.05)  # the server has closed its end by now
+            # The next request goes over the connection the endpoint has dropped by then.
+            assert closed.acquire(timeout=30), "the endpoint never closed the connection"
     finally:
         relay.close()
         server.shutdown()

@@ -21,6 +21,7 @@ from confluent_kafka.admin import (
 
 from outcomes.cli.main import main
 from outcomes.cli.topics import topics
+from outcomes.common.retry import wait_for
 from outcomes.reducers.catalog import INPUT_TOPICS, OUTPUT_TOPICS, RUN_LOG_TOPIC
 from outcomes.reducers.limits import Limits
 from outcomes.streams.topics import (
@@ -194,10 +195,15 @@ def test_ensure_reports_config_drift_and_fixes_it_on_request(
         ],
     )
     admin.incremental_alter_configs([resource])[resource].result()
-    deadline = time.monotonic() + 10  # the broker learns altered configs asynchronously
-    while describe_topic_configs(admin, [victim.name])[victim.name]["retention.ms"] != "60000":
-        assert time.monotonic() < deadline, "altered retention.ms never became visible"
-        time.sleep(0.1)
+    # The broker learns altered configs asynchronously.
+    wait_for(
+        lambda: (
+            describe_topic_configs(admin, [victim.name])[victim.name]["retention.ms"] == "60000"
+        ),
+        timeout=60,
+        what="altered retention.ms never became visible",
+        error=AssertionError,
+    )
 
     report = ensure_topics(kafka_config, scratch_table)
     assert report.drift == [Drift(victim.name, "retention.ms", str(victim.retention_ms), "60000")]
@@ -217,12 +223,16 @@ def test_ensure_reports_partition_drift_and_never_repartitions(
     admin.create_partitions([NewPartitions(victim.name, victim.partitions + 2)])[
         victim.name
     ].result()
-    deadline = time.monotonic() + 10  # brokers learn new partitions asynchronously
-    while len(admin.list_topics(victim.name, timeout=10).topics[victim.name].partitions) != (
-        victim.partitions + 2
-    ):
-        assert time.monotonic() < deadline, "new partitions never became visible"
-        time.sleep(0.1)
+    # Brokers learn new partitions asynchronously.
+    wait_for(
+        lambda: (
+            len(admin.list_topics(victim.name, timeout=10).topics[victim.name].partitions)
+            == victim.partitions + 2
+        ),
+        timeout=60,
+        what="new partitions never became visible",
+        error=AssertionError,
+    )
 
     for fix in (False, True):
         report = ensure_topics(kafka_config, scratch_table, fix_config=fix)
