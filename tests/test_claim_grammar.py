@@ -283,3 +283,14 @@ def test_a_section_places_what_its_lines_leave_unnamed() -> None:
         ("effect", "The operation was successful"),
         ("effect", "Status**: Created"),
     ]
+
+
+def test_done_with_an_object_is_the_verb_do() -> None:
+    assert asserted("I've done a careful review of the parser.") == []
+    assert asserted("I'm done.") == [("completion", "I'm done")]
+
+
+def test_a_result_adverb_belongs_to_its_own_verb() -> None:
+    # "successfully" is the first verb's: the coordinated "printed" reports no result
+    hits = asserted("The script ran successfully and printed the total.")
+    assert hits == [("verification", "The script ran successfully")]

@@ -17,6 +17,7 @@ from outcomes.reducers.claims.constructions import (
     is_marker,
     nounish,
     skip_adverbs,
+    soft_clause_start,
     subject_start,
     use_of,
 )
@@ -235,6 +236,8 @@ def _completion(words: Sequence[str], h: int, w: str, prior: Use | None) -> Cand
         return None
     if _introducer(words, h, use):
         return None
+    if w == "done" and use.how in ("first", "pronoun", "aux") and _object_follows(words, h):
+        return None  # "I've done a thorough analysis": the verb "do", not the state
     if prev in ("\u2192", "as"):  # "In Progress → Completed", "mark … as complete"
         return None
     if use.how == "agentless" and (
@@ -630,7 +633,7 @@ def _construction(words: Sequence[str], h: int, w: str, prior: Use | None) -> Ca
             return state
     if w in NEGATIVE_OUTCOMES or not is_participle(w):
         return None
-    if w in HEAD_WORDS and w != "recorded":
+    if w in HEAD_WORDS and w not in _GENERIC_TOO:
         return None  # the head rules have read it (and declined it)
     return _generic(words, h, w, prior)
 
@@ -690,7 +693,9 @@ def _generic(words: Sequence[str], h: int, w: str, prior: Use | None) -> Candida
         return None
     if use.how == "np" and use.lo > 0 and words[use.lo - 1] in PREPOSITIONS:
         return None  # "with a new total of $475 charged": an absolute phrase
-    near = list(words[max(clause_start(words, h), h - 3) : h + 1]) + _object_words(words, h)[:4]
+    near = (
+        list(words[max(soft_clause_start(words, h), h - 3) : h + 1]) + _object_words(words, h)[:4]
+    )
     result = any(x in RESULT_ADVERBS for x in near)
     place = _place(words, h, use)
     # An act whose own verb names a remote or a record ("booked", "committed"), or a
@@ -819,3 +824,14 @@ _CONSTRUCTION_WORDS = STATE_WORDS | HOSTS | IRREGULAR_PARTICIPLES | {"place"}
 
 
 _FIRST_PERSON = {"i": "i", "we": "we", "i've": "i", "we've": "we", "i'm": "i", "we're": "we"}
+
+
+# Head words whose head rule is narrow (an edit to a PR, a record with a verb group):
+# any other construction of them is read like any verb's ("All 7 SQL files applied
+# cleanly").
+_GENERIC_TOO = frozenset({"recorded", "applied", "edited", "labeled", "labelled"})
+
+
+def _object_follows(words: Sequence[str], h: int) -> bool:
+    nxt = words[h + 1] if h + 1 < len(words) else ""
+    return nxt in ("a", "an", "the", "some", "my", "our", "this", "these", "those", "several")

@@ -305,7 +305,7 @@ IRREGULAR_PARTICIPLES = class_of(
 )
 
 # Adverbs that say an act reached its result ("was successfully cancelled").
-RESULT_ADVERBS = class_of("successfully completely fully cleanly")
+RESULT_ADVERBS = class_of("successfully fully cleanly")
 
 # Adverbs that place a state in the present of the report ("is now live").
 NOW_ADVERBS = class_of("now already currently finally fully successfully officially")

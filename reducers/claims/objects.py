@@ -55,8 +55,9 @@ REMOTE_VERBS = _class(
 
 # Local durable state: version control and storage.
 RECORD = _class(
-    """commit commits branch branches git history stash index tree disk database db table
-    tables record records file-system filesystem storage cache"""
+    """sql migration migrations commit commits branch branches git history stash index
+    tree disk database db table tables record records file-system filesystem storage
+    cache"""
 )
 
 RECORD_VERBS = _class(
