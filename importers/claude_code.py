@@ -49,9 +49,15 @@ def tool_kind(name: str) -> ToolKind:
 
 
 def result_fields(
-    name: str, content: object, is_error: bool | None, structured: object
+    name: str,
+    content: object,
+    is_error: bool | None,
+    structured: object,
+    tool_input: dict[str, Any] | None = None,
 ) -> dict[str, Any]:
-    """A tool result's fields as Claude Code records them (shared with the hook)."""
+    """A tool result's fields as Claude Code records them (shared with the hook). A
+    command started with `run_in_background` returns at once: its result shows no exit
+    status of the command."""
     output = text_of(content) if not isinstance(content, str) else content
     fields: dict[str, Any] = {"output": output, "failed": bool(is_error)}
     if name in SHELL_TOOLS:
@@ -65,8 +71,8 @@ def result_fields(
             fields["timed_out"] = True
         elif m:
             fields["exit_code"] = int(m.group(1))
-        elif is_error:
-            fields["exit_code"] = None  # an error without a status (blocked, cancelled)
+        elif is_error or (tool_input or {}).get("run_in_background"):
+            fields["exit_code"] = None  # an error without a status; a background start
         else:
             fields["exit_code"] = 0
     if name in WRITE_TOOLS and isinstance(structured, dict):
@@ -221,6 +227,7 @@ class ClaudeCodeImporter(Importer):
                             block.get("content"),
                             block.get("is_error"),
                             row.get("toolUseResult"),
+                            record.get("arguments"),
                         )
                     )
                     record["finished_at"] = at

@@ -86,10 +86,10 @@ def steps_of(number: int, at: int, payload: dict[str, Any]) -> list[Step]:
         if event == "PostToolUse":
             response = payload.get("tool_response")
             content = response if isinstance(response, str) else _response_text(response)
-            record.update(result_fields(name, content, False, response))
+            record.update(result_fields(name, content, False, response, tool_input))
         else:
             error = str(payload.get("error") or "the tool failed")
-            record.update(result_fields(name, error, True, None))
+            record.update(result_fields(name, error, True, None, tool_input))
             if payload.get("is_interrupt"):
                 record["timed_out"] = True
         return [ToolCall(**record)]

@@ -169,6 +169,24 @@ def _strip_wrappers(words: list[str]) -> list[str]:
 
 # -- what a command is -----------------------------------------------------------------
 
+# Tools whose first argument says whether they check: `bazel test`, `dotnet build`…
+_SUBCOMMAND_CHECKS: dict[str, frozenset[str]] = {
+    "bazel": frozenset({"test", "build"}),
+    "bazelisk": frozenset({"test", "build"}),
+    "dotnet": frozenset({"test", "build"}),
+    "swift": frozenset({"test", "build"}),
+    "sbt": frozenset({"test", "compile"}),
+    "mix": frozenset({"test", "compile"}),
+    "rake": frozenset({"test", "spec"}),
+    "deno": frozenset({"test", "lint", "check"}),
+    "meson": frozenset({"test"}),
+    "stack": frozenset({"test", "build"}),
+    "cabal": frozenset({"test", "build"}),
+    "zig": frozenset({"test", "build"}),
+    "flutter": frozenset({"test"}),
+    "dart": frozenset({"test"}),
+}
+
 _SCRIPT_CHECKS = re.compile(
     r"(test|tests|check|lint|typecheck|type-check|types|tsc|build|compile|verify|ci|e2e|"
     r"coverage|spec)([:_-].*)?$"
@@ -293,6 +311,11 @@ def check_of(simple: Simple) -> Check | None:
         kind = "lint"
     elif prog in {"dune"} and args[:1] in (["build"], ["test"], ["runtest"]):
         kind = "test" if args[0] != "build" else "build"
+    elif prog in _SUBCOMMAND_CHECKS and args and args[0] in _SUBCOMMAND_CHECKS[prog]:
+        kind = "build" if args[0] in {"build", "compile", "check"} else "test"
+        if prog == "deno" and args[0] in {"lint", "check"}:
+            kind = "lint"
+        runner = f"{prog} {args[0]}"
     if kind is None:
         return None
     label = simple.text
@@ -687,6 +710,134 @@ def git_effects(simple: Simple, output: str | None, exit_code: int | None) -> li
     return []
 
 
+# Commands that change something on another system: (program, subcommands or None for
+# any, effect class, the line that shows it happened).
+_REMOTE: tuple[tuple[str, frozenset[str] | None, str, re.Pattern[str]], ...] = (
+    ("npm", frozenset({"publish"}), "publication", re.compile(r"^\+ \S+@\S+\s*$", re.M)),
+    ("yarn", frozenset({"publish"}), "publication", re.compile(r"Published", re.M)),
+    ("pnpm", frozenset({"publish"}), "publication", re.compile(r"^\+ \S+@\S+\s*$", re.M)),
+    (
+        "cargo",
+        frozenset({"publish"}),
+        "publication",
+        re.compile(r"^\s*(Published|Uploaded) ", re.M),
+    ),
+    (
+        "twine",
+        frozenset({"upload"}),
+        "publication",
+        re.compile(r"^View at:\s*\n?\s*https?://", re.M),
+    ),
+    ("docker", frozenset({"push"}), "publication", re.compile(r"digest: sha256:[0-9a-f]+", re.M)),
+    ("podman", frozenset({"push"}), "publication", re.compile(r"Writing manifest|digest", re.M)),
+    (
+        "kubectl",
+        frozenset({"apply", "create", "delete", "rollout", "scale", "set"}),
+        "deployment",
+        re.compile(r"^\S+/\S+ (created|configured|deleted|scaled|restarted|image updated)", re.M),
+    ),
+    (
+        "helm",
+        frozenset({"install", "upgrade", "uninstall", "rollback"}),
+        "deployment",
+        re.compile(r"^STATUS: deployed|has been upgraded|uninstalled", re.M),
+    ),
+    (
+        "terraform",
+        frozenset({"apply", "destroy"}),
+        "deployment",
+        re.compile(r"^(Apply|Destroy) complete!", re.M),
+    ),
+    ("aws", None, "upload", re.compile(r"^upload: \S+ to s3://", re.M)),
+    ("gsutil", frozenset({"cp", "rsync"}), "upload", re.compile(r"Operation completed", re.M)),
+)
+
+
+def _remote_effect(simple: Simple, text: str, status: int | None) -> Effect | None:
+    w = simple.words
+    prog = simple.program
+    sub = next((a for a in w[1:] if not a.startswith("-")), "")
+    for name, subs, effect_class, done in _REMOTE:
+        if prog != name or (subs is not None and sub not in subs):
+            continue
+        if name == "aws" and not any(a.startswith("s3://") for a in w[2:]):
+            return None  # only copies to S3 are uploads here
+        target = f"{prog} {sub}".strip()
+        if status not in (None, 0):
+            return Effect(
+                effect_class,
+                target,
+                "failed",
+                _last_lines(text) or f"exit code {status}",
+                kind=target,
+            )
+        m = done.search(text)
+        if m:
+            return Effect(effect_class, target, "completed", m.group(0).strip()[:300], kind=target)
+        return Effect(
+            effect_class, target, "unknown", "the output does not show the result", kind=target
+        )
+    if prog in {"scp", "rsync"} and any(re.match(r"^[\w.@-]+:", a) for a in w[-1:]):
+        target = f"{prog}:{w[-1]}"[:200]
+        if status not in (None, 0):
+            return Effect("upload", target, "failed", f"exit code {status}", kind=prog)
+        return Effect(
+            "upload", target, "unknown", "a copy's output does not show it arrived", kind=prog
+        )
+    if prog in {"curl", "wget", "http", "xh"}:
+        methods = {
+            "-X",
+            "--request",
+            "-d",
+            "--data",
+            "--data-raw",
+            "--data-binary",
+            "-F",
+            "--form",
+            "-T",
+            "--upload-file",
+            "--json",
+        }
+        sends = any(a in methods or a.startswith(("--data", "-d", "-F", "-X")) for a in w[1:])
+        if prog in {"http", "xh"}:
+            sends = bool(w[1:2]) and w[1].upper() in {"POST", "PUT", "PATCH", "DELETE"}
+        if not sends:
+            return None
+        if any(a in {"-X", "--request"} for a in w[1:]):
+            verb = (
+                w[w.index("-X") + 1 if "-X" in w else w.index("--request") + 1]
+                if len(w) > 2
+                else ""
+            )
+            if verb.upper() in {"GET", "HEAD", "OPTIONS"}:
+                return None
+        address = next((a for a in w[1:] if re.match(r"https?://", a)), "url")
+        host = re.sub(r"^https?://([^/:]+).*$", r"\1", address)
+        effect_class = (
+            "message"
+            if re.search(r"(slack|discord|chat|teams|telegram|webhook)", host + address)
+            else "upload"
+        )
+        target = f"http:{host}"
+        if status not in (None, 0) or re.search(r"^curl: \(\d+\)", text, re.M):
+            return Effect(
+                effect_class,
+                target,
+                "failed",
+                _last_lines(text) or f"exit code {status}",
+                kind="http",
+            )
+        answer = re.search(r"HTTP/[\d.]+ (\d{3})", text)
+        if answer and answer.group(1).startswith("2"):
+            return Effect(effect_class, target, "completed", answer.group(0), kind="http")
+        if answer:
+            return Effect(effect_class, target, "failed", answer.group(0), kind="http")
+        return Effect(
+            effect_class, target, "unknown", "the response's status is not shown", kind="http"
+        )
+    return None
+
+
 _DEPLOYERS = {
     "vercel",
     "netlify",
@@ -805,6 +956,12 @@ def shell_effects(simple: Simple, output: str | None, exit_code: int | None) -> 
                 kind="message",
             )
         ]
+    remote = _remote_effect(simple, text, status)
+    if remote is not None:
+        return [remote]
+    remote = _remote_effect(simple, text, status)
+    if remote is not None:
+        return [remote]
     effects = []
     if prog in {
         "apt-get",

@@ -202,3 +202,21 @@ def test_redirections_heredocs_and_wrappers() -> None:
     assert simple.words == ("cat",) and simple.writes == ("notes.txt",)
     first, second = split_command("python3 -m http.server 8000 > log.txt 2>&1 &\nls")
     assert first.background and first.writes == ("log.txt",) and second.words == ("ls",)
+
+
+def test_remote_operations_take_their_state_from_the_line_that_shows_them() -> None:
+    pushed = read_command("docker push reg.example.test/app:1", "1: digest: sha256:ab12 size: 9", 0)
+    assert [(e.effect_class, e.outcome) for e in pushed.effects] == [("publication", "completed")]
+    applied = read_command("terraform apply -auto-approve", "Apply complete! Resources: 1 added", 0)
+    assert [(e.effect_class, e.outcome) for e in applied.effects] == [("deployment", "completed")]
+    quiet = read_command("kubectl apply -f app.yaml", "", 0)
+    assert [(e.effect_class, e.outcome) for e in quiet.effects] == [("deployment", "unknown")]
+    posted = read_command("curl -si -X POST -d a=1 https://api.example.test/v1/x", "HTTP/2 201", 0)
+    assert [(e.effect_class, e.outcome) for e in posted.effects] == [("upload", "completed")]
+    assert read_command("curl -s https://api.example.test/v1/x", "{}", 0).effects == ()
+
+
+def test_more_runners_by_their_subcommand() -> None:
+    for line in ("bazel test //pkg:all", "dotnet test", "swift build", "mix test", "deno lint"):
+        assert read_command(line, "", 0).checks, line
+    assert read_command("dotnet run", "", 0).checks == ()

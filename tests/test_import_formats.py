@@ -584,3 +584,25 @@ def test_out_writes_the_events_to_a_file(tmp_path: Path) -> None:
     assert proc.returncode == 0 and proc.stdout == ""
     events = [orjson.loads(line) for line in out.read_text().splitlines()]
     assert {e["run_id"] for e in events} == {"mini-swe-agent:run"}
+
+
+def test_a_claude_code_background_command_shows_no_exit_status(tmp_path: Path) -> None:
+    base = {
+        "sessionId": "s-2",
+        "cwd": WORK,
+        "type": "assistant",
+        "timestamp": "2026-02-01T10:00:00Z",
+    }
+    use = {"type": "tool_use", "id": "b1", "name": "Bash",
+           "input": {"command": "npm test", "run_in_background": True}}  # fmt: skip
+    done = {"type": "tool_result", "tool_use_id": "b1", "content": "Command running in background"}
+    rows = [
+        {**base, "type": "user", "message": {"role": "user", "content": "Run the tests."}},
+        {**base, "message": {"id": "m1", "role": "assistant", "content": [use]}},
+        {**base, "type": "user", "message": {"role": "user", "content": [done]},
+         "toolUseResult": {"stdout": "Command running in background", "stderr": ""}},
+    ]  # fmt: skip
+    path = tmp_path / "bg.jsonl"
+    path.write_text(jsonl(rows))
+    events = derive(read_trace(path), "r")
+    assert receipts(events) == [("npm test", "indeterminate", 0)]
