@@ -294,3 +294,13 @@ def test_a_result_adverb_belongs_to_its_own_verb() -> None:
     # "successfully" is the first verb's: the coordinated "printed" reports no result
     hits = asserted("The script ran successfully and printed the total.")
     assert hits == [("verification", "The script ran successfully")]
+
+
+def test_a_headline_state_and_a_list_title() -> None:
+    assert asserted("- Staging deployment working with the new keys") == [
+        ("completion", "Staging deployment working")
+    ]
+    assert asserted("- Retry limits implemented") == [("completion", "Retry limits implemented")]
+    # a heading that titles the list of edits below it is no status
+    assert asserted("## Features Implemented") == []
+    assert asserted("NOTES.md synced") == [("persistence", "NOTES.md synced")]

@@ -263,6 +263,7 @@ def _completion(words: Sequence[str], h: int, w: str, prior: Use | None) -> Cand
             use.how in ("aux", "first")
             or successfully
             or (use.how in ("np", "pronoun") and any(x in ("agent", "ai") for x in use.subject))
+            or (use.how == "np" and _headline(words, h) and not _list_title(use))
         )
         return _built(kind, w, use, h, h) if ok else None
     place = _place(words, h, use) if w in WEAK and w in CHANGE_VERBS else None
@@ -729,7 +730,8 @@ def _state(words: Sequence[str], h: int, w: str, prior: Use | None) -> Candidate
     use = use_of(words, at, prior)
     if use is None or use.how not in ("aux", "coord", "np"):
         return None
-    if use.how == "np" and not (w in STRONG_STATES and h == len(words) - 1):
+    headline_end = h == len(words) - 1 or words[h + 1] in _STATE_TAILS
+    if use.how == "np" and not (w in STRONG_STATES and headline_end):
         return None
     if use.how == "aux" and not all(x in PRESENT_BE for x in use.aux):
         return None
@@ -749,6 +751,8 @@ def _state(words: Sequence[str], h: int, w: str, prior: Use | None) -> Candidate
     else:
         place = _place(words, h, use)
         kind = "effect" if place == "remote" else "completion"
+        if place == "record" and verb_place(w) == "record":
+            kind = "persistence"  # "STORAGE.md synced"
         if place == "check" and use.subject:
             kind = "verification"
     return Candidate(kind, "state", min(use.lo, at), h, h, use=use)
@@ -835,3 +839,26 @@ _GENERIC_TOO = frozenset({"recorded", "applied", "edited", "labeled", "labelled"
 def _object_follows(words: Sequence[str], h: int) -> bool:
     nxt = words[h + 1] if h + 1 < len(words) else ""
     return nxt in ("a", "an", "the", "some", "my", "our", "this", "these", "those", "several")
+
+
+# What may follow a state at the end of a headline: "Deployment working with real AI".
+_STATE_TAILS = frozenset(
+    {".", "!", "with", "on", "in", "at", "again", "perfectly", "correctly", "fine", "now"}
+)
+
+
+def _headline(words: Sequence[str], h: int) -> bool:
+    """A noun phrase and its participle as a whole line: "Safety rules implemented"."""
+    return all(not x[:1].isalpha() for x in words[h + 1 :])
+
+
+# Plural nouns that title a list of edits ("## Features Implemented", "Key Issues
+# Identified"): a heading that names what follows, not a status.
+LIST_NOUNS = frozenset(
+    {"features", "changes", "improvements", "fixes", "updates", "modifications"}
+    | {"enhancements", "edits", "additions", "files", "items", "issues", "steps"}
+)
+
+
+def _list_title(use: Use) -> bool:
+    return bool(use.subject) and use.subject[-1] in LIST_NOUNS
