@@ -8,6 +8,7 @@ settles, the first request as the goal and the last assistant message as the nar
 from __future__ import annotations
 
 import json
+import uuid
 from pathlib import Path
 from typing import Any
 
@@ -606,3 +607,42 @@ def test_a_claude_code_background_command_shows_no_exit_status(tmp_path: Path) -
     path.write_text(jsonl(rows))
     events = derive(read_trace(path), "r")
     assert receipts(events) == [("npm test", "indeterminate", 0)]
+
+
+def test_produce_publishes_the_events_to_their_topics(
+    kafka_bootstrap: str, kafka_config: dict[str, Any], tmp_path: Path
+) -> None:
+    from confluent_kafka import Consumer, TopicPartition
+
+    from outcomes.common.codec import Codec
+    from outcomes.devtools.harness import end_offsets
+    from outcomes.reducers.catalog import INPUT_TOPICS
+
+    trace = tmp_path / "run.traj.json"
+    trace.write_text(mini_swe_agent())
+    run = f"produce-{uuid.uuid4().hex[:12]}"
+    before = end_offsets(kafka_config, INPUT_TOPICS)
+    proc = outcomes(
+        "import", str(trace), "--run-id", run, "--produce", "--bootstrap", kafka_bootstrap
+    )
+    assert proc.returncode == 0, proc.stderr
+    expected = [
+        orjson.loads(x) for x in outcomes("import", str(trace), "--run-id", run).stdout.splitlines()
+    ]
+    assert f"produced {len(expected)} event(s)" in proc.stderr
+    after = end_offsets(kafka_config, INPUT_TOPICS)
+    consumer = Consumer({**kafka_config, "group.id": f"t-{run}", "enable.auto.commit": False})
+    consumer.assign([TopicPartition(t, p, o) for (t, p), o in before.items() if after[(t, p)] > o])
+    codec, seen = Codec(), []
+    remaining = sum(after[tp] - o for tp, o in before.items())
+    while remaining > 0:  # every message up to the ends measured after producing
+        message = consumer.poll(10)
+        assert message is not None, "fewer messages than the topics' ends say"
+        if message.offset() >= after[(message.topic(), message.partition())]:
+            continue  # produced by someone else after this test's import
+        remaining -= 1
+        value = codec.decode(message.value()).value
+        if value["run_id"] == run:
+            seen.append(value["event_id"])
+    consumer.close()
+    assert sorted(seen) == sorted(e["event_id"] for e in expected)
