@@ -304,3 +304,12 @@ def test_a_headline_state_and_a_list_title() -> None:
     # a heading that titles the list of edits below it is no status
     assert asserted("## Features Implemented") == []
     assert asserted("NOTES.md synced") == [("persistence", "NOTES.md synced")]
+
+
+def test_field_content_and_probes_are_no_effects() -> None:
+    # the description of a ticket says what someone did, not what this run did
+    assert asserted("- **Description**: A reply was sent to the vendor.") == []
+    # requests sent to probe a local server are part of a check
+    assert asserted("Sent 40 POST requests to the local server.") == []
+    # an agent's own mail subject is its report
+    assert asserted("Subject: Completed ticket 7") == [("completion", "Completed")]

@@ -467,6 +467,8 @@ def _effect_or_record(words: Sequence[str], h: int, w: str, prior: Use | None) -
     if w in NEEDS_REMOTE:
         ahead = [x for x in range(h + 1, min(h + 5, len(words))) if words[x] in REMOTE_NOUNS]
         return _built("effect", w, use, h, ahead[0] if ahead else h) if remote else None
+    if w in ("sent", "posted") and _PROBES.intersection(words[h + 1 : h + 6]):
+        return None  # "Sent 35 POST requests to the local server": a probe, not an effect
     if w in ("wrote", "written") and not any(
         x in ("to", "into", "`p") for x in words[h + 1 : h + 7]
     ):
@@ -862,3 +864,7 @@ LIST_NOUNS = frozenset(
 
 def _list_title(use: Use) -> bool:
     return bool(use.subject) and use.subject[-1] in LIST_NOUNS
+
+
+# What a check sends to a service it probes.
+_PROBES = frozenset({"requests", "request", "queries", "probes", "pings"})

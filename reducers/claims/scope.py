@@ -41,7 +41,7 @@ from outcomes.reducers.claims.objects import HEARSAY_VERBS, MESSAGES, OTHER_PART
 def blocker(sentence: Sentence, words: Sequence[str], cand: Candidate) -> Blocker | None:
     h, lo = cand.head, cand.lo
     n = len(words)
-    if sentence.role == "quote":
+    if sentence.role == "quote" or _field_content(words, cand.lo):
         return "quoted"
     if sentence.checked is False:
         return "unchecked"
@@ -305,3 +305,17 @@ def review_reason(words: Sequence[str], cand: Candidate) -> Review | None:
 _REPORTING = SPEECH_VERBS | HEARSAY_VERBS
 
 _HEDGE_CUES = HEDGES | {"looks", "look", "looked"}
+
+
+# Labels of a field whose value is content written for someone, not the writer's report:
+# "Description: A reply was sent to the client …" describes a ticket. (Not "Subject:" or
+# "Title:": an agent's own mail subject, "Subject: Completed bead ke5", is its report.)
+FIELD_LABELS = frozenset({"description", "body", "content"})
+
+
+def _field_content(words: Sequence[str], lo: int) -> bool:
+    if ":" not in words[:lo]:
+        return False
+    colon = words.index(":")
+    label = [w for w in words[:colon] if w[:1].isalpha()]
+    return 0 < len(label) <= 3 and label[-1] in FIELD_LABELS
