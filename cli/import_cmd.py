@@ -94,9 +94,8 @@ def _output(path: Path | None) -> nullcontext[TextIO] | TextIO:
 
 
 def _produce(events: list[dict[str, object]], bootstrap: str | None, registry: str | None) -> None:
-    from outcomes.common.errors import (
-        DeliveryError,
-    )  # lazy: confluent-kafka loads only for --produce
+    # lazy: confluent-kafka loads only for --produce
+    from outcomes.common.errors import DeliveryError
     from outcomes.common.settings import Settings  # lazy: as above
     from outcomes.streams.sdk.producer import OutcomesProducer  # lazy: as above
 
