@@ -25,7 +25,7 @@ def _run_id(trace: Trace, path: Path, given: str | None, count: int, index: int)
 
 
 @click.command("import")
-@click.argument("files", nargs=-1, required=True, type=click.Path(dir_okay=False, path_type=Path))
+@click.argument("files", nargs=-1, required=True, type=click.Path(path_type=Path))
 @click.option(
     "--format",
     "fmt",
@@ -69,6 +69,8 @@ def import_(
     exit 1; a record that cannot be mapped is reported with its position on standard
     error (the rest is still imported).
     """
+    if run_id is not None and not 0 < len(run_id) <= 120:
+        raise click.BadParameter("a run id has 1 to 120 characters", param_hint="--run-id")
     traces = []
     for index, path in enumerate(files):
         try:
