@@ -21,13 +21,19 @@ What is served:
   HTTP basic auth or `user`/`password` URL parameters. The password is
   `OUTCOMES_ANALYST_PASSWORD` if set, else a random token written with the address to
   `<chdb dir>.live.json` (mode 0600), where `outcomes query` finds both.
-- Every statement passes `outcomes.sinks.guard` (one plain SELECT of the outcomes data) and runs
-  with `readonly = 1`, `max_execution_time` and `max_result_bytes`; `final` is 1 unless
-  the request says `final=0`. Other settings are refused; transport parameters
-  clickhouse-connect sends (`query_id`, `session_id`, `wait_end_of_query`, ...) are
-  ignored. The one exception to the guard is clickhouse-connect's handshake
-  (`SELECT name, value, readonly FROM system.settings LIMIT 10000`), answered with the
-  settings the endpoint imposes, not the server's.
+- Each request gets a chDB connection of its own, closed after it: its session is set
+  up with the analyst limits (`outcomes.sinks.query.LIMITS`, `max_execution_time` 10 s,
+  `max_result_bytes` 128 MiB), `final` (1 unless the request says `final=0`) and then
+  `readonly = 1`, before the statement arrives; so nothing a failed, cancelled or cut
+  short query leaves in a connection can reach another request. The statement is then
+  decided by the engine (`outcomes.sinks.guard`: one read statement of the outcomes
+  data, parsed by ClickHouse, run as ClickHouse prints it back). Other settings are
+  refused; transport parameters clickhouse-connect sends (`query_id`, `session_id`,
+  `wait_end_of_query`, ...) are ignored. The one statement not decided so is
+  clickhouse-connect's handshake (`SELECT name, value, readonly FROM system.settings
+  LIMIT 10000`), answered by a statement of the endpoint's own with the settings it
+  imposes. Every error is one line with a 4xx status (403 access, 404 unknown object,
+  400 the rest), except 503/504 when the sink is stopping or its writer is stuck.
 """
 
 from __future__ import annotations
@@ -52,7 +58,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
-from outcomes.sinks import guard
+from outcomes.sinks import guard, query
 from outcomes.sinks.exceptions import QueryFailed, SinkError
 
 log = logging.getLogger(__name__)
@@ -134,8 +140,18 @@ _IGNORED_PARAMS = frozenset(
 # analysts; the endpoint answers it with the settings it imposes instead.
 _HANDSHAKE = "select name, value, readonly from system.settings limit 10000"
 
+# `outcomes.sinks.clickhouse.Connection.database_exists`, which `outcomes query` asks first.
+_DATABASE_EXISTS = "select count() from system.databases where name = {db:string}"
+
+
+def _quote(text: str) -> str:
+    return "'" + text.replace("\\", "\\\\").replace("'", "\\'") + "'"
+
+
 _CODE = re.compile(r"Code: (\d+)")
 READONLY_CODE = 164
+SYNTAX_CODE = 62
+TOO_MANY_ROWS_OR_BYTES = 396
 AUTH_CODE = 516
 UNKNOWN_DATABASE_CODE = 81
 
@@ -327,50 +343,23 @@ class LiveServer:
             and hmac.compare_digest(password.encode(), self.password.encode())
         )
 
-    def statement(self, sql: str, params: Mapping[str, str]) -> tuple[str, str]:
-        """(SQL to run, output format) for a request's statement, or _Refusal."""
-        toks = guard.tokens(sql)
-        while toks and toks[-1] == guard.Token("symbol", ";"):
-            toks.pop()
-        fmt_name = params.get("default_format") or "TabSeparated"
-        end = len(sql)
-        if len(toks) >= 2 and toks[-2] == guard.Token("word", "format") and toks[-1].kind == "word":
-            fmt_name = sql[toks[-1].start : toks[-1].start + len(toks[-1].text)]
-            end = toks[-2].start
-        fmt = FORMATS.get(fmt_name.lower())
-        if fmt is None:
-            raise _Refusal(400, READONLY_CODE, f"refused: output format {fmt_name} is not served")
-        body = sql[:end]
-        if " ".join(body.split()).lower() == _HANDSHAKE:
-            names = "'readonly', 'final', 'max_execution_time', 'max_result_bytes'"
-            writable = "toUInt8(name != 'final')"
-            return (
-                f"SELECT name, value, {writable} AS readonly FROM system.settings "
-                f"WHERE name IN ({names})",
-                fmt,
-            )
-        try:
-            return guard.check(body), fmt
-        except QueryFailed as exc:
-            raise _Refusal(400, READONLY_CODE, str(exc)) from None
-
-    def settings(self, params: Mapping[str, str]) -> str:
-        """The SETTINGS clause every statement runs with; refuses other settings."""
-        final = "1"
+    def final(self, params: Mapping[str, str]) -> bool:
+        """The request's `final` (1 unless `final=0`); refuses every other setting."""
+        final = True
         for key, value in params.items():
             if key in _IGNORED_PARAMS or key.startswith("param_") or key in ("query", "database"):
                 continue
             if key == "default_format":
                 continue
             if key == "final" and value in ("0", "1"):
-                final = value
+                final = value == "1"
             elif key == "readonly" and value == "1":
                 continue
             else:
                 raise _Refusal(
                     400,
                     READONLY_CODE,
-                    f"refused: setting {key} (the live endpoint runs one read-only SELECT "
+                    f"refused: setting {key} (the live endpoint runs one read-only statement "
                     "with its own settings)",
                 )
         database = params.get("database")
@@ -378,27 +367,22 @@ class LiveServer:
             raise _Refusal(
                 404, UNKNOWN_DATABASE_CODE, f"refused: database {database} (only {self.database})"
             )
-        # Quoted as clickhouse-connect's chDB backend quotes them, so error messages that
-        # quote the statement show the same appended clause on both paths.
-        return (
-            f"final = '{final}', readonly = '1', max_execution_time = '{self.query_seconds}', "
-            f"max_result_bytes = '{MAX_RESULT_BYTES}'"
-        )
+        return final
 
-    def run(self, sql: str, fmt: str, binds: dict[str, str]) -> tuple[bytes, dict[str, str]]:
-        """Run on the writer thread (between writes) and return the bytes and a summary."""
+    def answer(
+        self, sql: str, default_format: str | None, final: bool, binds: dict[str, str]
+    ) -> tuple[bytes, str, dict[str, str]]:
+        """Decide and run one statement on the writer thread (between writes), in a
+        session of its own: (the bytes, their format, a summary)."""
 
-        def call() -> tuple[bytes, dict[str, str]]:
+        def call() -> tuple[bytes, str, dict[str, str]]:
             if self._conn is None:
                 raise _Refusal(503, 0, "the sink is stopping")
+            conn = self._session(final)
             try:
-                result = self._conn.query(sql, fmt, params=binds)
-            except Exception as exc:  # chDB raises its own error type; any is the query's
-                text = " ".join(str(exc).split())
-                found = _CODE.search(text)
-                text = text[found.start() :] if found else text
-                raise _Refusal(500, int(found.group(1)) if found else 0, text) from None
-            return bytes(result.bytes() or b""), _summary(result)
+                return self._decide_and_run(conn, sql, default_format, binds)
+            finally:
+                conn.close()
 
         with self._one_query:
             if self._submit is None:
@@ -411,6 +395,108 @@ class LiveServer:
                 return future.result(timeout=self.query_seconds * 6 + 60)
             except FutureTimeout:
                 raise _Refusal(504, 159, "timed out waiting for the sink's writer") from None
+
+    def _session(self, final: bool) -> Any:
+        """A new chDB connection for one request (its own session: whatever a failed or
+        cut-short query leaves in a connection dies with it), limited, then read-only."""
+        import chdb
+
+        conn = chdb.connect(self.chdb_path)
+        try:
+            conn.query(f"USE `{self.database}`", "TabSeparated")
+            limits = {
+                **query.LIMITS,
+                "max_execution_time": self.query_seconds,
+                "max_result_bytes": MAX_RESULT_BYTES,
+            }
+            for statement in query.set_statements(query.session_settings(final, limits)):
+                conn.query(statement, "TabSeparated")
+        except Exception:
+            conn.close()
+            raise
+        return conn
+
+    def _decide_and_run(
+        self, conn: Any, sql: str, default_format: str | None, binds: dict[str, str]
+    ) -> tuple[bytes, str, dict[str, str]]:
+        def ask(text: str) -> str:
+            return bytes(conn.query(text, "RawBLOB").bytes() or b"").decode()
+
+        fmt_name = default_format or "TabSeparated"
+        said = " ".join(sql.split()).lower().removesuffix(" format native")
+        if said == _DATABASE_EXISTS:
+            # `outcomes query`'s check that the database exists, answered for this one
+            # database only (system.databases is not for analysts: it holds paths).
+            own = f"SELECT toUInt64({{db:String}} = {_quote(self.database)}) AS `count()`"
+            fmt = "Native" if sql.rstrip().lower().endswith("native") else _format(fmt_name)
+            return self._execute(conn, own, fmt, {"db": binds.get("db", "")})
+        if said == _HANDSHAKE:
+            # Our own statement, in place of the driver's read of system.settings.
+            names = "'readonly', 'final', 'max_execution_time', 'max_result_bytes'"
+            writable = "toUInt8(name != 'final')"
+            handshake = (
+                f"SELECT name, value, {writable} AS readonly FROM system.settings "
+                f"WHERE name IN ({names})"
+            )
+            fmt = "Native" if sql.rstrip().lower().endswith("native") else _format(fmt_name)
+            return self._execute(conn, handshake, fmt, {})
+        try:
+            catalogue = query.catalogue_for(self.chdb_path, self.database, ask)
+            decided = guard.decide(sql, ask, catalogue, formats=FORMATS, explain=_explain)
+        except QueryFailed as exc:
+            message = str(exc)
+            code = SYNTAX_CODE if message.startswith("syntax error") else READONLY_CODE
+            raise _Refusal(400, code, message) from None
+        fmt = decided.fmt or _format(fmt_name)
+        return self._execute(conn, decided.sql, fmt, binds)
+
+    def _execute(
+        self, conn: Any, sql: str, fmt: str, binds: dict[str, str]
+    ) -> tuple[bytes, str, dict[str, str]]:
+        try:
+            result = conn.query(sql, fmt, params=binds)
+            data = bytes(result.bytes() or b"")
+        except Exception as exc:  # chDB raises its own error type; any is the query's
+            text = " ".join(str(exc).split())
+            found = _CODE.search(text)
+            text = text[found.start() :] if found else text
+            code = int(found.group(1)) if found else 0
+            raise _Refusal(_status(code), code, text[:2000]) from None
+        if len(data) > MAX_RESULT_BYTES:
+            # chDB does not apply max_result_bytes to a statement without a table
+            # (measured, docs/clickhouse.md); the answer is bounded here whatever it read.
+            raise _Refusal(
+                400,
+                TOO_MANY_ROWS_OR_BYTES,
+                f"Limit for result exceeded, max bytes: {MAX_RESULT_BYTES:,} "
+                "(TOO_MANY_ROWS_OR_BYTES); add a LIMIT or aggregate",
+            )
+        return data, fmt, _summary(result)
+
+
+def _format(name: str) -> str:
+    fmt = FORMATS.get(name.lower())
+    if fmt is None:
+        raise _Refusal(400, READONLY_CODE, f"refused: output format {name} is not served")
+    return fmt
+
+
+def _explain(statement: str, message: str) -> str:
+    return query.explain_error(statement, message)
+
+
+# ClickHouse's HTTP statuses for the errors a read can meet: unknown objects 404,
+# access 403, everything else about the statement 400 (never 500: it is the request's).
+_NOT_FOUND = frozenset({47, 60, 81, 46})
+_FORBIDDEN = frozenset({164, 497, 516})
+
+
+def _status(code: int) -> int:
+    if code in _NOT_FOUND:
+        return 404
+    if code in _FORBIDDEN:
+        return 403
+    return 400
 
 
 def _summary(result: Any) -> dict[str, str]:
@@ -463,18 +549,15 @@ def _handler(live: LiveServer) -> type[BaseHTTPRequestHandler]:
                         f"{ANALYST_USER}: Authentication failed: password is "
                         "incorrect, or there is no user with such name",
                     )
-                statement, fmt = live.statement(sql, params)
-                clause = live.settings(params)
+                final = live.final(params)
                 binds = {k[6:]: v for k, v in params.items() if k.startswith("param_")}
-                data, summary = live.run(
-                    f"{statement}\nSETTINGS {clause}\nFORMAT {fmt}", fmt, binds
-                )
+                data, fmt, summary = live.answer(sql, params.get("default_format"), final, binds)
             except _Refusal as exc:
                 self._error(exc.status, exc.code, exc.message, query_id)
                 return
             except Exception as exc:  # one bad request must not take the endpoint down
                 log.exception("live query failed")
-                self._error(500, 0, f"internal error: {exc}", query_id)
+                self._error(500, 0, f"internal error: {exc}", query_id)  # a bug of ours
                 return
             self._send(
                 200,
@@ -529,6 +612,7 @@ def _handler(live: LiveServer) -> type[BaseHTTPRequestHandler]:
             return user, key
 
         def _error(self, status: int, code: int, message: str, query_id: str = "") -> None:
+            message = " ".join(message.split())  # one line, whatever the engine said
             text = (
                 message
                 if message.startswith("Code: ")

@@ -6,8 +6,9 @@ import base64
 import csv
 import io
 import re
+import threading
 import uuid
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import date, datetime
 from decimal import Decimal
@@ -30,44 +31,152 @@ class QueryResult:
     rows: list[tuple[Any, ...]]
 
 
-def run_query(dsn: str, sql: str, *, final: bool = True) -> QueryResult:
-    """Run one SELECT read-only against the outcomes database.
+# The analyst session's limits (docs/clickhouse.md, analysts). They are set on the
+# session before `readonly = 1`, which is set last: from then on no statement, setting
+# or URL parameter of that session can change any of them.
+LIMITS: dict[str, int | str] = {
+    "max_execution_time": 30,
+    "max_memory_usage": 1024**3,
+    "max_result_rows": 1_000_000,
+    "max_result_bytes": 128 * 1024**2,
+    "result_overflow_mode": "throw",
+    "max_query_size": 1024**2,
+    "max_ast_elements": 50_000,
+    "max_parser_depth": 1000,
+}
 
-    Two fences (docs/clickhouse.md, analysts): `outcomes.sinks.guard` refuses, before anything
-    runs, whatever is not one plain SELECT of the outcomes data (INTO OUTFILE, several
-    statements, SETTINGS, table functions that reach files, URLs, servers or processes,
-    dictionaries, secret tables); ClickHouse then runs it with `readonly = 1`, which
-    refuses writes, DDL, setting changes and those table functions again.
+
+def session_settings(final: bool, limits: Mapping[str, int | str] = LIMITS) -> dict[str, Any]:
+    """Every setting of an analyst session, in the order they are set (readonly last)."""
+    return {**limits, "final": int(final), "readonly": 1}
+
+
+def set_statements(settings: Mapping[str, Any]) -> list[str]:
+    """`SET` statements for a session's settings (values are this module's, not users')."""
+    return [
+        f"SET {name} = {value if isinstance(value, int) else repr(str(value))}"
+        for name, value in settings.items()
+    ]
+
+
+_catalogues: dict[tuple[str, str], guard.Catalogue] = {}
+_catalogue_lock = threading.Lock()
+
+
+def catalogue_for(key: str, database: str, ask: guard.Ask) -> guard.Catalogue:
+    """The analyst catalogue of one engine (cached per process: it changes with the
+    engine's version and the migrations, not between statements)."""
+    with _catalogue_lock:
+        found = _catalogues.get((key, database))
+        if found is None:
+            statements = [s for m in schema.MIGRATIONS for s in m.statements(database)]
+            readable = guard.analyst_grants(statements, database)
+            found = guard.load_catalogue(ask, database, readable)
+            _catalogues[(key, database)] = found
+        return found
+
+
+def forget_catalogues() -> None:
+    """Drop cached catalogues (after a migration added tables in this process)."""
+    with _catalogue_lock:
+        _catalogues.clear()
+
+
+def run_query(dsn: str, sql: str, *, final: bool = True) -> QueryResult:
+    """Run one analyst statement read-only against the outcomes database.
+
+    The engine decides (`outcomes.sinks.guard`): ClickHouse parses the text, the tree is
+    checked against the allowlists, and the statement ClickHouse prints back from it is
+    what runs, in a session whose limits and `readonly = 1` were set before it arrived.
+    A chDB directory a sink holds is reached through the sink's live endpoint, which
+    decides the same way on its own engine.
 
     Unqualified names resolve in the outcomes database. With `final` (the default)
     every ReplacingMergeTree table is read as FINAL, so no query can ever count a
     not-yet-merged duplicate (docs/clickhouse.md, exactly once).
     """
-    statement = guard.check(sql)
-    return _execute(dsn, statement, final=final)
-
-
-def _execute(dsn: str, sql: str, *, final: bool) -> QueryResult:
-    """Run a statement under readonly = 1 (the guard's caller; tests call it directly
-    to show what ClickHouse refuses by itself)."""
     conn = clickhouse.open_private(dsn)
     try:
+        if conn.live:
+            return _through_endpoint(conn, sql, final)
         if not conn.database_exists():
             schema.ensure_schema(conn)
+            forget_catalogues()
         conn.use_database()
-        # Settings of one request are checked against the session's readonly (0) and
-        # then applied together, so final = 1 holds while readonly = 1 refuses any
-        # change the statement itself asks for. (readonly = 2 would let table
-        # functions such as file() and INSERT INTO FUNCTION through.)
-        settings: dict[str, Any] = {"final": 1} if final else {}
-        settings["readonly"] = 1
-        try:
-            result = conn.client.query(sql, settings=settings)
-        except DriverError as exc:
-            raise QueryFailed(explain_error(sql, str(exc))) from exc
-        return QueryResult(tuple(result.column_names), [tuple(r) for r in result.result_rows])
+        session = AnalystSession(conn, final)
+        catalogue = catalogue_for(session.key, conn.database, session.ask)
+        statement = guard.decide(sql, session.ask, catalogue, explain=explain_error)
+        return session.run(statement.sql, stream=statement.kind == "select")
     finally:
         clickhouse.close(conn)
+
+
+def _through_endpoint(conn: clickhouse.Connection, sql: str, final: bool) -> QueryResult:
+    try:
+        result = conn.client.query(sql, settings={"final": int(final)})
+    except DriverError as exc:
+        raise QueryFailed(_endpoint_error(str(exc))) from exc
+    return QueryResult(tuple(result.column_names), [tuple(r) for r in result.result_rows])
+
+
+_ENDPOINT_TEXT = re.compile(r"Code: \d+\. DB::Exception: (.*?)(?: \(version [^)]*\))?$")
+
+
+def _endpoint_error(message: str) -> str:
+    """The endpoint's one line, without the driver's HTTP wrapping."""
+    text = " ".join(message.split())
+    found = _ENDPOINT_TEXT.search(text)
+    return (found.group(1) if found else text)[:800]
+
+
+class AnalystSession:
+    """One connection's session, limited and read-only before any analyst text arrives.
+
+    On chDB the settings are `SET` on the connection's own session (readonly last); on
+    a server they travel with every request, readonly among them, so the statement can
+    change none (ClickHouse applies a request's settings before reading its query).
+    """
+
+    def __init__(self, conn: clickhouse.Connection, final: bool) -> None:
+        self.conn = conn
+        self.key = conn.target.path or conn.target.server_dsn or conn.target.dsn
+        settings = session_settings(final)
+        self._settings: dict[str, Any] = {}
+        if conn.target.embedded:
+            for statement in set_statements(settings):
+                conn.client.command(statement)
+        else:
+            self._settings = settings
+
+    def ask(self, sql: str) -> str:
+        """One String value (the guard's questions: its own SQL, the user's text hex)."""
+        result = self.conn.client.query(sql, settings=self._settings)
+        return str(result.result_rows[0][0])
+
+    def run(self, sql: str, *, stream: bool = True) -> QueryResult:
+        """The rows, read block by block and stopped past `max_result_rows`: chDB does
+        not apply the result limits to a statement without a table (`SELECT
+        arrayJoin(range(…))`; measured, docs/clickhouse.md), so the reader does. chDB
+        streams only SELECTs: SHOW, DESCRIBE and EXPLAIN (`stream=False`) are read
+        whole (their answers are the size of a schema or a plan)."""
+        most = int(LIMITS["max_result_rows"])
+        try:
+            if not stream:
+                whole = self.conn.client.query(sql, settings=self._settings)
+                return QueryResult(tuple(whole.column_names), [tuple(r) for r in whole.result_rows])
+            rows: list[tuple[Any, ...]] = []
+            with self.conn.client.query_row_block_stream(sql, settings=self._settings) as blocks:
+                columns = tuple(blocks.source.column_names)
+                for block in blocks:
+                    rows.extend(tuple(r) for r in block)
+                    if len(rows) > most:
+                        raise QueryFailed(
+                            f"Code: 396. Limit for result exceeded, max rows: {most:,} "
+                            "(TOO_MANY_ROWS_OR_BYTES); add a LIMIT or aggregate"
+                        )
+        except DriverError as exc:
+            raise QueryFailed(explain_error(sql, str(exc))) from exc
+        return QueryResult(columns, rows)
 
 
 # What the driver appends to the statement it sends (a SETTINGS clause on chDB, a
@@ -177,10 +286,45 @@ def render(result: QueryResult, fmt: str, stream: TextIO) -> None:
 def _table(columns: Sequence[str], rows: Sequence[tuple[Any, ...]], stream: TextIO) -> None:
     from rich.console import Console
     from rich.table import Table
+    from rich.text import Text
 
-    table = Table(show_lines=False, caption=f"{len(rows)} row{'s' if len(rows) != 1 else ''}")
+    console = Console(file=stream, soft_wrap=False, markup=False, emoji=False, highlight=False)
+    caption = f"{len(rows)} row{'s' if len(rows) != 1 else ''}"
+    if not columns:
+        console.print(Text(caption))
+        return
+    table = Table(show_lines=False)
     for name in columns:
-        table.add_column(name, overflow="fold")
+        table.add_column(Text(literal(name)), overflow="fold")
     for row in rows:
-        table.add_row(*(_cell(plain(v)) if v is not None else "NULL" for v in row))
-    Console(file=stream, soft_wrap=False).print(table)
+        table.add_row(*(Text(literal(_cell(plain(v)))) if v is not None else "NULL" for v in row))
+    console.print(table)
+    # A caption under the table, not rich's: a zero-row table prints it too.
+    console.print(Text(caption))
+
+
+_ESCAPED = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
+
+
+def literal(text: str) -> str:
+    """`text` for a terminal: control characters, bidi overrides and other invisible
+    format characters written as escapes, so data can neither move the cursor, recolour
+    the screen nor reorder what is shown."""
+    if text.isprintable():
+        return text
+    return "".join(_escape(c) for c in text)
+
+
+def _escape(char: str) -> str:
+    if char.isprintable() or char == " ":
+        return char
+    if char in _ESCAPED:
+        return _ESCAPED[char]
+    code = ord(char)
+    return (
+        f"\\x{code:02x}"
+        if code < 0x100
+        else f"\\u{code:04x}"
+        if code < 0x10000
+        else f"\\U{code:08x}"
+    )

@@ -1,287 +1,205 @@
-"""The analyst path is read-only: hostile statements through `outcomes query` on chDB.
+"""How the analyst path decides a statement (outcomes.sinks.guard), on a chDB sample.
 
-Every statement of HOSTILE is refused with exit code 1 and one line, and afterwards the
-files it aims at, the tables and a listening socket are untouched. ClickHouse's own
-`readonly = 1` is shown to refuse what it covers with the guard bypassed; what it does
-not cover (INTO OUTFILE, several statements) is why sinks/guard.py exists.
+ClickHouse parses the text; the tree is checked against allowlists; ClickHouse prints
+the statement back and that text, parsed again, is what is checked and run. These
+tests show what passes (and as which normalised statement, reading which tables), that
+the allowlists come from the migrations and the engine's function catalogue, that the
+session's limits cannot be changed by anything sent on it, and what `readonly = 1`
+alone would let through on chDB (why the engine's parse decides). The hostile
+statements themselves are in tests/test_hostile_statements.py.
 """
 
 from __future__ import annotations
 
-import socket
-import threading
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from click.testing import CliRunner
+from clickhouse_connect.driver.exceptions import Error as DriverError
 
-from outcomes.cli.main import main
 from outcomes.sinks import clickhouse, guard, query, schema
-from outcomes.sinks.exceptions import QueryFailed
 from tests.chdb_support import sample_database
 
 pytestmark = pytest.mark.clickhouse
 
-# {d}: the directory the statements aim at (it holds secret.txt); {port}: a listening
-# socket on 127.0.0.1 that must see no connection.
-HOSTILE: tuple[str, ...] = (
-    # writes to files
-    "INSERT INTO FUNCTION file('{d}/w.csv','CSV','x Int32') VALUES (1)",
-    "SELECT 1 INTO OUTFILE '{d}/out.csv'",
-    "(SELECT number FROM numbers(3)) INTO OUTFILE '{d}/out2.csv' FORMAT CSV",
-    "BACKUP TABLE account_revisions TO File('{d}/backup')",
-    # reads of local files
-    "SELECT * FROM file('{d}/secret.txt','LineAsString')",
-    "SELECT file('{d}/secret.txt')",
-    "sElEcT * fRoM FiLe('{d}/secret.txt', 'LineAsString')",
-    "SELECT\t*\nFROM\n  file\n  (\n'{d}/secret.txt'\n,'LineAsString')",
-    "SELECT * FROM `file`('{d}/secret.txt','LineAsString')",
-    "SELECT * FROM \"file\"('{d}/secret.txt','LineAsString')",
-    "SELECT * FROM view(SELECT * FROM file('{d}/secret.txt','LineAsString'))",
-    "WITH s AS (SELECT * FROM file('{d}/secret.txt','LineAsString')) SELECT * FROM s",
-    "SELECT 'x' UNION ALL SELECT * FROM file('{d}/secret.txt','LineAsString')",
-    "SELECT * FROM deltaLakeLocal('{d}')",
-    "SELECT * FROM sqlite('{d}/secret.txt', 't')",
-    "DESCRIBE file('{d}/secret.txt','LineAsString')",
-    # other servers, URLs, processes
-    "SELECT * FROM url('http://127.0.0.1:{port}/x','CSV','a String')",
-    "SELECT * FROM URL('http://127.0.0.1:{port}/x','CSV','a String')",
-    "SELECT * FROM s3('http://127.0.0.1:{port}/bucket/x.csv','CSV','a String')",
-    "SELECT * FROM remote('127.0.0.1:{port}', system.one)",
-    "SELECT * FROM remoteSecure('127.0.0.1:{port}', system.one)",
-    "SELECT * FROM cluster('default', system.one)",
-    "SELECT * FROM clusterAllReplicas('default', system.one)",
-    "SELECT * FROM mysql('127.0.0.1:{port}', 'db', 't', 'u', 'p')",
-    "SELECT * FROM postgresql('127.0.0.1:{port}', 'db', 't', 'u', 'p')",
-    "SELECT * FROM hdfs('hdfs://127.0.0.1:{port}/x', 'CSV', 'a String')",
-    "SELECT * FROM jdbc('jdbc:mysql://127.0.0.1:{port}/db', 't')",
-    "SELECT * FROM odbc('DSN=x', 'db', 't')",
-    "SELECT * FROM executable('ls', 'TSV', 'a String')",
-    "SELECT * FROM input('a String')",
-    "SELECT * FROM format(CSV, 'a\n1')",
-    # dictionaries, other databases by pattern
-    "SELECT dictGet('secrets', 'value', toUInt64(1))",
-    "SELECT * FROM dictionary('secrets')",
-    "SELECT joinGet('t', 'v', 1)",
-    "SELECT * FROM merge('system', '^users$')",
-    # secrets
-    "SELECT * FROM purge_credential_hashes",
-    "SELECT hash, salt FROM outcomes.purge_credential_hashes",
-    "SELECT * FROM `purge_credential_hashes`",
-    "SELECT * FROM purge_credentials",
-    "SELECT * FROM system.users",
-    "SELECT * FROM system.grants",
-    'SELECT * FROM "system"."role_grants"',
-    "SELECT * FROM system . settings_profiles",
-    "SELECT * FROM system.named_collections",
-    "SELECT * FROM system.processes",
-    "SELECT query FROM system.query_log",
-    "SELECT * FROM system.dictionaries",
-    "SHOW GRANTS",
-    # settings that lift the restriction
-    "SELECT 1 SETTINGS readonly=0",
-    "SELECT * FROM file('{d}/secret.txt','LineAsString') SETTINGS readonly = 0",
-    "SET readonly = 0",
-    "SELECT count() FROM account_revisions SETTINGS final = 0",
-    # several statements, hidden by comments and quotes
-    "SELECT 1; DROP TABLE account_revisions",
-    "SELECT 1 -- harmless\n; INSERT INTO FUNCTION file('{d}/w2.csv','CSV','x Int32') VALUES (1)",
-    "SELECT 1 /* harmless */; TRUNCATE TABLE account_revisions",
-    "SELECT 1 /* /* nested */ ; DROP TABLE purge_log */",
-    "SELECT 'a'''; DROP TABLE purge_log",
-    "SELECT 1 # ; DROP TABLE purge_log",
-    "SELECT $$x$$; DROP TABLE purge_log",
-    "SELECT 1 /* unterminated",
-    "SELECT 'unterminated",
-    # other statements
-    "EXPLAIN SELECT * FROM file('{d}/secret.txt','LineAsString')",
-    "EXPLAIN SYNTAX SELECT 1",
-    "INSERT INTO account_revisions SELECT * FROM account_revisions",
-    "ALTER TABLE account_revisions DELETE WHERE 1",
-    "ALTER TABLE account_revisions UPDATE status = 'x' WHERE 1",
-    "TRUNCATE TABLE account_revisions",
-    "DROP TABLE purge_log",
-    "OPTIMIZE TABLE account_revisions FINAL",
-    "KILL QUERY WHERE 1",
-    "SYSTEM RELOAD CONFIG",
-    "CREATE USER mallory",
-    "GRANT ALL ON *.* TO default",
-    "USE system",
-    "SELECT 1 FORMAT CSV",
-)
-
-# Legitimate statements the guard lets through (and the engine answers).
-ALLOWED: tuple[str, ...] = (
-    "SELECT count() FROM current_accounts",
-    "select status, count() from current_accounts group by status;",
-    "WITH n AS (SELECT 1 AS x) SELECT x FROM n -- a comment",
-    "(SELECT 1) UNION ALL (SELECT 2)",
-    "SELECT 'INTO OUTFILE; file(''x'') SETTINGS' AS text /* just text */",
-    "SELECT name FROM system.tables WHERE database = currentDatabase() ORDER BY name",
-    "SELECT URLHash('x') AS h, concat('a', 'b') AS c",
-)
-
-
-class _Listener:
-    """A TCP socket on 127.0.0.1 that counts the connections it accepts."""
-
-    def __init__(self) -> None:
-        self.sock = socket.socket()
-        self.sock.bind(("127.0.0.1", 0))
-        self.sock.listen(16)
-        self.sock.settimeout(0.2)
-        self.port = self.sock.getsockname()[1]
-        self.hits = 0
-        self._stop = threading.Event()
-        self._thread = threading.Thread(target=self._run, daemon=True)
-        self._thread.start()
-
-    def _run(self) -> None:
-        while not self._stop.is_set():
-            try:
-                conn, _ = self.sock.accept()
-            except OSError:
-                continue
-            self.hits += 1
-            conn.close()
-
-    def close(self) -> None:
-        self._stop.set()
-        self._thread.join()
-        self.sock.close()
-
-
-@pytest.fixture
-def listener() -> Iterator[_Listener]:
-    lis = _Listener()
-    yield lis
-    lis.close()
-
 
 @pytest.fixture
 def chdb_dsn(tmp_path: Path) -> Iterator[str]:
-    """A fresh chDB directory holding the sample, with a purge credential configured."""
     with sample_database(tmp_path) as dsn:
         yield dsn
 
 
 @pytest.fixture
-def target(tmp_path: Path) -> Path:
-    d = tmp_path / "target"
-    d.mkdir()
-    (d / "secret.txt").write_text("do not read me\n")
-    return d
+def session(chdb_dsn: str) -> Iterator[query.AnalystSession]:
+    conn = clickhouse.open_private(chdb_dsn)
+    conn.use_database()
+    try:
+        yield query.AnalystSession(conn, final=True)
+    finally:
+        clickhouse.close(conn)
 
 
-def _files(d: Path) -> dict[str, bytes]:
-    return {str(p.relative_to(d)): p.read_bytes() for p in sorted(d.rglob("*")) if p.is_file()}
+def decide(session: query.AnalystSession, sql: str, **kwargs: object) -> guard.Statement:
+    catalogue = query.catalogue_for(session.key, session.conn.database, session.ask)
+    return guard.decide(sql, session.ask, catalogue, **kwargs)  # type: ignore[arg-type]
 
 
-def _tables(dsn: str) -> dict[str, tuple[int, str]]:
-    """Every table of the outcomes database: row count and a checksum of its rows."""
-    conn = clickhouse.connect(dsn)
-    names = conn.rows(
-        "SELECT name FROM system.tables WHERE database = %(db)s AND engine LIKE '%%MergeTree'",
-        {"db": conn.database},
-    )
-    out = {}
-    for (name,) in names:
-        count, digest = conn.rows(
-            f"SELECT count(), toString(groupBitXor(cityHash64(*))) FROM {conn.table(name)}"
-        )[0]
-        out[str(name)] = (int(count), str(digest))
-    return out
-
-
-def test_the_hostile_table_is_large_enough() -> None:
-    assert len(HOSTILE) >= 25 and len(set(HOSTILE)) == len(HOSTILE)
-
-
-def test_every_hostile_statement_is_refused_and_changes_nothing(
-    chdb_dsn: str, target: Path, listener: _Listener
-) -> None:
-    files, tables = _files(target), _tables(chdb_dsn)
-    runner = CliRunner()
-    for template in HOSTILE:
-        sql = template.replace("{d}", str(target)).replace("{port}", str(listener.port))
-        out = runner.invoke(main, ["query", sql, "--clickhouse", chdb_dsn])
-        assert out.exit_code == 1, (sql, out.output)
-        lines = out.output.strip().splitlines()
-        assert len(lines) == 1 and lines[0].startswith("outcomes query: error: "), (sql, lines)
-        assert "do not read me" not in out.output
-    assert _files(target) == files
-    assert _tables(chdb_dsn) == tables
-    assert listener.hits == 0
-
-
-def test_the_guard_itself_refuses_every_hostile_statement() -> None:
-    for template in HOSTILE:
-        with pytest.raises(guard.Refused, match=r"^refused: "):
-            guard.check(template.replace("{d}", "/tmp/x").replace("{port}", "9"))
-
-
-def test_legitimate_selects_pass_the_guard_and_run(chdb_dsn: str) -> None:
-    for sql in ALLOWED:
-        assert guard.check(sql).rstrip().endswith(";") is False
-        query.run_query(chdb_dsn, sql)  # raises on refusal
-    result = query.run_query(chdb_dsn, ALLOWED[4])
-    assert result.rows == [("INTO OUTFILE; file('x') SETTINGS",)]
-    tables = query.run_query(chdb_dsn, ALLOWED[5])
-    assert ("purge_credential_hashes",) in tables.rows  # its name, never its rows
-
-
-# ClickHouse's readonly = 1 on its own (the guard bypassed): refused by the engine.
-ENGINE_REFUSES: tuple[str, ...] = (
-    "INSERT INTO FUNCTION file('{d}/w.csv','CSV','x Int32') VALUES (1)",
-    "SELECT * FROM file('{d}/secret.txt','LineAsString')",
-    "SELECT 'x' UNION ALL SELECT * FROM file('{d}/secret.txt','LineAsString')",
-    "SELECT * FROM view(SELECT * FROM file('{d}/secret.txt','LineAsString'))",
-    "SELECT * FROM url('http://127.0.0.1:{port}/x','CSV','a String')",
-    "SELECT * FROM remote('127.0.0.1:{port}', system.one)",
-    "SELECT * FROM executable('ls', 'TSV', 'a String')",
-    "SELECT * FROM format(CSV, 'a\n1')",
-    "SELECT 1 SETTINGS readonly = 0",
-    "SELECT count() FROM account_revisions SETTINGS final = 0",
-    "SET readonly = 0",
-    "INSERT INTO account_revisions SELECT * FROM account_revisions",
-    "ALTER TABLE account_revisions DELETE WHERE 1",
-    "TRUNCATE TABLE account_revisions",
-    "OPTIMIZE TABLE account_revisions FINAL",
-    "SELECT * FROM system.users",
+# (statement, what runs, the tables it reads)
+ALLOWED: tuple[tuple[str, str, set[str]], ...] = (
+    (
+        "select status, count() from current_accounts group by status;",
+        "SELECT status, count() FROM current_accounts GROUP BY status",
+        {"outcomes.current_accounts"},
+    ),
+    (
+        "WITH n AS (SELECT run_id FROM account_revisions) SELECT * FROM n -- a comment",
+        "WITH n AS (SELECT run_id FROM account_revisions) SELECT * FROM n",
+        {"outcomes.account_revisions", "(cte).n"},
+    ),
+    ("(SELECT 1) UNION ALL (SELECT 2)", "SELECT 1 UNION ALL SELECT 2", set()),
+    (
+        "SELECT 'INTO OUTFILE; file(''x'') SETTINGS' AS text /* just text */",
+        "SELECT 'INTO OUTFILE; file(\\'x\\') SETTINGS' AS text",
+        set(),
+    ),
+    ("SELECT \u2018a\u2019 AS \u201cb\u201d", "SELECT 'a' AS b", set()),
+    ("SELECT $$it's$$", "SELECT 'it\\'s'", set()),
+    (
+        "SELECT run_id FROM `current\\x5faccounts` WHERE status IN ('a') ORDER BY 1 LIMIT 1",
+        "SELECT run_id FROM current_accounts WHERE status IN ('a') ORDER BY 1 ASC LIMIT 1",
+        {"outcomes.current_accounts"},
+    ),
+    (
+        "SELECT countIf(status = 'x'), uniqExactIf(run_id, 1), quantile(0.9)(revision), "
+        "row_number() OVER (PARTITION BY run_id ORDER BY revision) FROM account_revisions "
+        "GROUP BY run_id, revision",
+        "SELECT countIf(status = 'x'), uniqExactIf(run_id, 1), quantile(0.9)(revision), "
+        "row_number() OVER (PARTITION BY run_id ORDER BY revision ASC) FROM account_revisions "
+        "GROUP BY run_id, revision",
+        {"outcomes.account_revisions"},
+    ),
+    ("SHOW TABLES", "SHOW TABLES", set()),
+    ("describe current_accounts", "DESCRIBE TABLE current_accounts", {"outcomes.current_accounts"}),
+    (
+        "EXPLAIN indexes = 1 SELECT count() FROM outcomes.account_revisions",
+        "EXPLAIN indexes = 1 SELECT count() FROM outcomes.account_revisions",
+        {"outcomes.account_revisions"},
+    ),
+    ("SELECT 1 FROM `sys\\x74em`.one", "SELECT 1 FROM system.one", {"system.one"}),
 )
 
 
-def test_clickhouse_readonly_refuses_table_functions_writes_and_settings(
-    chdb_dsn: str, target: Path, listener: _Listener
+@pytest.mark.parametrize(("sql", "runs", "tables"), ALLOWED)
+def test_what_passes_runs_as_clickhouse_prints_it(
+    session: query.AnalystSession, sql: str, runs: str, tables: set[str]
 ) -> None:
-    files, tables = _files(target), _tables(chdb_dsn)
-    for template in ENGINE_REFUSES:
-        sql = template.replace("{d}", str(target)).replace("{port}", str(listener.port))
-        with pytest.raises(QueryFailed) as refused:
-            query._execute(chdb_dsn, sql, final=True)
-        assert "READONLY" in str(refused.value) or "ACCESS_DENIED" in str(refused.value), sql
-    assert _files(target) == files
-    assert _tables(chdb_dsn) == tables
-    assert listener.hits == 0
+    decided = decide(session, sql)
+    assert " ".join(decided.sql.split()) == runs
+    assert decided.tables == tables
+    session.run(decided.sql, stream=decided.kind == "select")  # and the engine answers it
 
 
-def test_what_readonly_does_not_cover_is_why_the_guard_exists(chdb_dsn: str, target: Path) -> None:
-    """chDB under readonly = 1 still writes INTO OUTFILE and runs a second statement,
-    and any table of the database is readable: the guard refuses these."""
-    query._execute(chdb_dsn, f"SELECT 1 INTO OUTFILE '{target}/out.csv'", final=True)
-    assert (target / "out.csv").exists()
-    both = query._execute(chdb_dsn, "SELECT 1; SELECT 2", final=True)
-    assert both.rows == [(1,), (2,)]
-    creds = query._execute(chdb_dsn, "SELECT hash FROM purge_credential_hashes", final=True)
-    assert len(creds.rows) == 1
+def test_a_bare_name_after_in_is_a_table_read(session: query.AnalystSession) -> None:
+    decided = decide(session, "SELECT 1 WHERE 'x' IN schema_migrations")
+    assert decided.tables == {"outcomes.schema_migrations"}
+
+
+def test_the_answers_are_the_engines(chdb_dsn: str) -> None:
+    assert query.run_query(chdb_dsn, ALLOWED[3][0]).rows == [("INTO OUTFILE; file('x') SETTINGS",)]
+    shown = query.run_query(chdb_dsn, "SHOW TABLES").rows
+    assert ("current_accounts",) in shown
+
+
+def test_the_readable_tables_are_the_analyst_roles_grants_never_a_purge_table() -> None:
+    db = "outcomes"
+    statements = [s for m in schema.MIGRATIONS for s in m.statements(db)]
+    readable = guard.analyst_grants(statements, db)
+    assert {"current_accounts", "account_revisions", "purge_log"} <= readable
+    assert not readable & guard.SECRET_TABLES
+    # Even a grant by mistake does not make a purge table readable here.
+    granted = [*statements, f"GRANT SELECT ON `{db}`.`purge_credential_hashes` TO `{db}_analyst`"]
+    assert "purge_credential_hashes" not in guard.analyst_grants(granted, db)
+    revoked = [*statements, f"REVOKE ALL ON `{db}`.`purge_log` FROM `{db}_analyst`"]
+    assert "purge_log" not in guard.analyst_grants(revoked, db)
+
+
+def test_functions_come_from_the_engines_catalogue_by_category(
+    session: query.AnalystSession,
+) -> None:
+    catalogue = query.catalogue_for(session.key, session.conn.database, session.ask)
+    for name in ("count", "sumIf", "uniqExactOrNullIf", "lower", "LOWER", "toDate", "arrayMap"):
+        assert catalogue.function(name) is not None, name
+    for name in ("file", "getServerSetting", "hostName", "sleep", "dictGet", "joinGet"):
+        assert catalogue.function(name) is None, name
+    for name in ("currentUser", "current_user", "hasColumnInTable", "aiGenerate", "logTrace"):
+        assert catalogue.function(name) is None, name
+
+
+@pytest.mark.parametrize(
+    ("sql", "why"),
+    [
+        ("SELECT 1; SELECT 2", "several statements"),
+        ("SELECT 1 INTO OUTFILE 'x'", "INTO OUTFILE"),
+        ("SELECT 1 SETTINGS readonly = 0", "SETTINGS"),
+        ("SELECT * FROM numbers(3)", "table function"),
+        ("SELECT hostName()", "function hostName"),
+        ("SELECT * FROM purge_credential_hashes", "'purge_credential_hashes'"),
+        ("SELECT * FROM {t:Identifier}", "query parameters"),
+        ("SELECT 1 FORMAT CSV", "FORMAT"),
+        ("INSERT INTO purge_log (run_id) VALUES ('x')", "INSERT"),
+        ("ALTER TABLE purge_log DELETE WHERE 1", "ALTER"),
+        ("SELECT " + "(" * 3000 + "1" + ")" * 3000, "1"),
+    ],
+)
+def test_refusals_say_why_in_one_line(session: query.AnalystSession, sql: str, why: str) -> None:
+    with pytest.raises(guard.Refused) as refused:
+        decide(session, sql)
+    message = str(refused.value)
+    assert why in message and "\n" not in message
+
+
+def test_a_format_clause_is_taken_only_where_formats_are_served(
+    session: query.AnalystSession,
+) -> None:
+    decided = decide(session, "SELECT 1 FORMAT JSONEachRow", formats={"jsoneachrow": "JSONEachRow"})
+    assert (decided.sql, decided.fmt) == ("SELECT 1", "JSONEachRow")
+    with pytest.raises(guard.Refused, match="output format Template"):
+        decide(session, "SELECT 1 FORMAT Template", formats={"json": "JSON"})
+
+
+def test_the_session_cannot_change_its_limits(session: query.AnalystSession) -> None:
+    shown = session.run(
+        "SELECT getSetting('readonly'), getSetting('max_execution_time'), "
+        "getSetting('max_memory_usage'), getSetting('max_result_rows'), getSetting('final')"
+    ).rows[0]
+    limits = query.LIMITS
+    assert shown[:4] == (1, limits["max_execution_time"], limits["max_memory_usage"], 1_000_000)
+    for statement in ("SET readonly = 0", "SET max_execution_time = 0", "SET final = 0"):
+        with pytest.raises(DriverError, match="readonly"):
+            session.conn.client.command(statement)
+
+
+def test_what_readonly_alone_lets_through_on_chdb(chdb_dsn: str, tmp_path: Path) -> None:
+    """The session without the engine's parse deciding: chDB under readonly = 1 still
+    writes INTO OUTFILE, runs every statement of a text and reads any table. This is
+    why the statement is decided from ClickHouse's tree, and only its print runs."""
+    conn = clickhouse.open_private(chdb_dsn)
+    conn.use_database()
+    try:
+        raw = query.AnalystSession(conn, final=True)
+        raw.run(f"SELECT 1 INTO OUTFILE '{tmp_path}/out.csv'", stream=False)
+        assert (tmp_path / "out.csv").exists()
+        assert raw.run("SELECT 1; SELECT 2", stream=False).rows == [(1,), (2,)]
+        assert len(raw.run("SELECT hash FROM purge_credential_hashes", stream=False).rows) == 1
+    finally:
+        clickhouse.close(conn)
     for sql in (
         "SELECT 1 INTO OUTFILE 'x'",
         "SELECT 1; SELECT 2",
         "SELECT hash FROM purge_credential_hashes",
     ):
         with pytest.raises(guard.Refused):
-            guard.check(sql)
+            query.run_query(chdb_dsn, sql)
 
 
 def test_server_migration_creates_a_select_only_analyst_user() -> None:
