@@ -240,11 +240,88 @@ def test_settings_in_the_url_are_refused(served: live.LiveServer, params: dict[s
 
 
 def test_statements_run_with_readonly_and_final(served: live.LiveServer) -> None:
-    # The guard reads the statement; ClickHouse's readonly = 1 is the second fence.
+    # The session is read-only and limited before the statement arrives.
     status, _, body = request(
-        served, "SELECT getSetting('readonly'), getSetting('final')", auth=analyst(served)
+        served,
+        "SELECT getSetting('readonly'), getSetting('final'), getSetting('max_execution_time'), "
+        "getSetting('max_result_bytes')",
+        auth=analyst(served),
     )
-    assert (status, body.split()) == (200, [b"1", b"true"])
+    assert (status, body.split()) == (
+        200,
+        [b"1", b"true", str(live.QUERY_SECONDS).encode(), str(live.MAX_RESULT_BYTES).encode()],
+    )
+    status, _, body = request(
+        served, "SELECT getSetting('final')", params={"final": "0"}, auth=analyst(served)
+    )
+    assert (status, body.strip()) == (200, b"false")
+
+
+COUNT = "SELECT count() FROM current_accounts"
+
+
+def test_a_failed_or_cut_short_query_never_reaches_the_next_request(
+    served: live.LiveServer,
+) -> None:
+    """Each request has a session of its own: what a query that failed mid-stream, hit
+    a limit or timed out left behind is gone with it (it used to be the next answer)."""
+    status, _, body = request(served, COUNT, auth=analyst(served))
+    assert status == 200
+    expected = body
+    poison = (
+        "SELECT '999999' UNION ALL SELECT toString(throwIf(1))",
+        "SELECT x FROM (SELECT arrayJoin(range(5000000)) AS x) WHERE x >= 0",
+        "SELECT arrayJoin(range(20000000))",
+        "SELECT count() FROM (SELECT arrayJoin(range(100000)) AS x) AS a, "
+        "(SELECT arrayJoin(range(100001)) AS y) AS b",
+    )
+    for sql in poison:
+        status, _, failed = request(served, sql, auth=analyst(served))
+        assert 400 <= status < 500 and failed.startswith(b"Code: "), (sql, failed[:200])
+        assert len(failed.strip().splitlines()) == 1
+        status, _, body = request(served, COUNT, auth=analyst(served))
+        assert (status, body) == (200, expected), sql
+        status, _, body = request(served, "SELECT 46", auth=analyst(served))
+        assert (status, body) == (200, b"46\n"), sql
+
+
+def test_a_client_that_hangs_up_leaves_nothing_for_the_next(served: live.LiveServer) -> None:
+    import socket
+
+    host, port = served.address
+    token = base64.b64encode(f"{live.ANALYST_USER}:{served.password}".encode()).decode()
+    sql = b"SELECT repeat('x', 1000) FROM (SELECT arrayJoin(range(50000)))"
+    with socket.create_connection((host, port), timeout=10) as sock:
+        sock.sendall(
+            b"POST / HTTP/1.1\r\nHost: x\r\nAuthorization: Basic " + token.encode() + b"\r\n"
+            b"Content-Length: " + str(len(sql)).encode() + b"\r\n\r\n" + sql
+        )
+        sock.recv(100)  # the start of the answer, then hang up
+    status, _, body = request(served, "SELECT 46", auth=analyst(served))
+    assert (status, body) == (200, b"46\n")
+
+
+@pytest.mark.parametrize(
+    ("sql", "status", "answer"),
+    [
+        ("SELECT 1 # a comment\n", 200, b"1\n"),
+        ("SELECT $$x$$", 200, b"x\n"),
+        ("SELECT /* a /* nested */ comment */ 2", 200, b"2\n"),
+        ("SELECT 1 /* unterminated", 400, b""),
+        ("SELECT $$unterminated", 400, b""),
+        ("SELECT 'a", 400, b""),
+    ],
+)
+def test_comments_and_heredocs_are_read_by_clickhouse_and_errors_are_one_line(
+    served: live.LiveServer, sql: str, status: int, answer: bytes
+) -> None:
+    got, headers, body = request(served, sql, auth=analyst(served))
+    assert got == status, body
+    if status == 200:
+        assert body == answer
+    else:
+        assert body.startswith(b"Code: 62.") and len(body.strip().splitlines()) == 1
+        assert headers["X-ClickHouse-Exception-Code"] == "62"
 
 
 # -- another process holds the chDB directory ----------------------------------------------
