@@ -180,7 +180,9 @@ class ClaudeCodeImporter(Importer):
                 if not isinstance(block, dict):
                     continue
                 btype = block.get("type")
-                if btype == "text" and not side:
+                if btype == "text" and side:
+                    continue  # a subagent's words are not the run's messages
+                elif btype == "text":
                     body = str(block.get("text") or "")
                     msg_id = message.get("id") if kind == "assistant" else None
                     previous = order[-1] if order else None

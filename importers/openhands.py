@@ -128,6 +128,7 @@ class OpenHandsImporter(Importer):
         order: list[dict[str, Any] | Message] = []
         by_action: dict[str, dict[str, Any]] = {}
         skipped: list[Skipped] = []
+        ignored: set[str] = set()
         final: Message | None = None
         for index, event in enumerate(events):
             where = f"event {index}"
@@ -160,6 +161,7 @@ class OpenHandsImporter(Importer):
                     order.append(final)
                     continue
                 if akind in {"ThinkAction", "MessageAction"}:
+                    ignored.add(str(event.get("id") or ""))  # thoughts change nothing
                     continue
                 if akind == "ExecuteBashAction":
                     if action.get("is_input"):
@@ -194,7 +196,10 @@ class OpenHandsImporter(Importer):
                     str(event.get("tool_call_id") or "")
                 )
                 if target is None or not isinstance(obs, dict):
-                    if not (isinstance(obs, dict) and obs.get("kind") == "FinishObservation"):
+                    quiet = str(event.get("action_id") or "") in ignored or (
+                        isinstance(obs, dict) and obs.get("kind") == "FinishObservation"
+                    )
+                    if not quiet:
                         skipped.append(Skipped(where, "an observation of no known action"))
                     continue
                 output = obs.get("output")
