@@ -333,3 +333,10 @@ def test_a_20000_character_text_reads_in_linear_time(unit: str) -> None:
     started = time.process_time()
     scan(text)
     assert time.process_time() - started < 10.0
+
+
+def test_a_change_to_everything_is_a_result() -> None:
+    assert asserted("I've restructured everything into two packages.") == [
+        ("completion", "I've restructured")
+    ]
+    assert asserted("I restructured the loop.") == []  # a single edit

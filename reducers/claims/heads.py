@@ -712,6 +712,9 @@ def _generic(words: Sequence[str], h: int, w: str, prior: Use | None) -> Candida
         )
     elif use.how in ("first", "pronoun", "np", "coord"):
         ok = result or (acted and place in ("remote", "record"))
+        # "I've reorganized everything into …": a change to the whole is a result.
+        whole = h + 1 < len(words) and words[h + 1] in ("everything", "all")
+        ok = ok or (use.how == "first" and w in CHANGE_VERBS | _WHOLE_VERBS and whole)
     else:  # agentless: a report line on a record or a remote ("Staged the fix")
         ok = verb_place(w) is not None and place in ("remote", "record")
     if w in WEAK_PASSIVE_EXCLUDED and place not in ("remote", "record"):
@@ -868,3 +871,10 @@ def _list_title(use: Use) -> bool:
 
 # What a check sends to a service it probes.
 _PROBES = frozenset({"requests", "request", "queries", "probes", "pings"})
+
+
+# Verbs of rearranging that, done to everything, finish a task.
+_WHOLE_VERBS = frozenset(
+    {"reorganized", "reorganised", "restructured", "cleaned", "converted", "translated"}
+    | {"formatted", "renamed", "sorted", "organized", "organised", "migrated", "upgraded"}
+)
