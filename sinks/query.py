@@ -174,6 +174,13 @@ class AnalystSession:
                             f"Code: 396. Limit for result exceeded, max rows: {most:,} "
                             "(TOO_MANY_ROWS_OR_BYTES); add a LIMIT or aggregate"
                         )
+            if not rows and not columns:
+                # chDB sends no block for an empty result, so no names either; the
+                # checked statement's own columns, as ClickHouse describes them.
+                described = self.conn.client.query(
+                    f"DESCRIBE TABLE ({sql})", settings=self._settings
+                )
+                columns = tuple(str(r[0]) for r in described.result_rows)
         except DriverError as exc:
             raise QueryFailed(explain_error(sql, str(exc))) from exc
         return QueryResult(columns, rows)

@@ -215,3 +215,40 @@ def test_statement_missing_or_given_twice_is_a_usage_error(chdb_dsn: str, tmp_pa
     both = CliRunner().invoke(main, ["query", "SELECT 1", "-f", str(path)])
     assert neither.exit_code == 2 and "--file" in neither.output
     assert both.exit_code == 2 and "not both" in both.output
+
+
+def _run(dsn: str, sql: str, *extra: str) -> str:
+    out = CliRunner().invoke(query, [sql, "--clickhouse", dsn, *extra], env={"COLUMNS": "200"})
+    assert out.exit_code == 0, out.output
+    return out.output
+
+
+def test_table_cells_are_printed_literally_never_as_markup(chdb_dsn: str) -> None:
+    shown = _run(
+        chdb_dsn,
+        "SELECT '[bold red]x[/bold red]' AS m, '[link=https://evil.example]y[/link]' AS l, "
+        "1 AS `[red]name[/red]`",
+    )
+    assert "[bold red]x[/bold red]" in shown
+    assert "[link=https://evil.example]y[/link]" in shown
+    assert "[red]name[/red]" in shown
+
+
+def test_control_characters_and_bidi_overrides_are_escaped(chdb_dsn: str) -> None:
+    shown = _run(
+        chdb_dsn,
+        "SELECT concat('a', char(27), '[31mred', char(10), 'fake status', unhex('E280AE'), "
+        "'b', char(0), char(13)) AS c",
+    )
+    assert "\x1b" not in shown and "\u202e" not in shown and "\x00" not in shown
+    assert "\r" not in shown
+    assert "a\\x1b[31mred\\nfake status\\u202eb\\x00\\r" in shown
+
+
+def test_zero_rows_print_the_header_and_the_count(chdb_dsn: str) -> None:
+    sql = "SELECT run_id, status FROM current_accounts WHERE 0"
+    assert _run(chdb_dsn, sql, "--format", "csv") == "run_id,status\n"
+    table = _run(chdb_dsn, sql)
+    assert "run_id" in table and "status" in table
+    assert table.strip().splitlines()[-1].strip() == "0 rows"
+    assert orjson.loads(_run(chdb_dsn, sql, "--format", "json")) == []
