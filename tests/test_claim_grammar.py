@@ -340,3 +340,10 @@ def test_a_change_to_everything_is_a_result() -> None:
         ("completion", "I've restructured")
     ]
     assert asserted("I restructured the loop.") == []  # a single edit
+
+
+def test_a_ticked_test_plan_item() -> None:
+    text = "## Test plan\n- [x] Only the parser module was touched\n- [x] CHANGELOG.md edited\n"
+    assert asserted(text) == [("verification", "Only the parser module was touched")]
+    # outside a test plan a ticked item with no claim of its own asserts nothing
+    assert asserted("## Notes\n- [x] Only the parser module was touched\n") == []

@@ -18,7 +18,7 @@ from collections.abc import Sequence
 from outcomes.reducers.claims.constructions import Candidate, ClaimKind
 from outcomes.reducers.claims.lexicon import HOSTS, class_of
 from outcomes.reducers.claims.narrative import Token
-from outcomes.reducers.claims.objects import place_of
+from outcomes.reducers.claims.objects import CHANGE_VERBS, place_of
 
 # An all-capitals status token that is a line of its own ("COMMIT_COMPLETE").
 _SENTINEL = re.compile(r"[A-Z][A-Z_]*(?:COMPLETE|COMPLETED|DONE|FINISHED|SUCCESS)|TERMINATE")
@@ -282,6 +282,12 @@ def test_plan_item(words: Sequence[str], section: str) -> list[Candidate]:
     """A ticked item under a "Test plan" (or "Verification", "Checks") heading with no
     claim of its own: "- [x] Changes are isolated to the prompt builder" asserts that the
     check it names was made and held."""
-    if not _CHECK_SECTIONS.search(section) or not any(w[:1].isalpha() for w in words):
+    alpha = [w for w in words if w[:1].isalpha()]
+    if not _CHECK_SECTIONS.search(section) or not alpha:
         return []
+    if alpha[-1] in CHANGE_VERBS | {"edited"} and not _BE.intersection(alpha):
+        return []  # "README.md edited", "Version updated": an edit made, not a check
     return [Candidate("verification", "test_plan_item", 0, len(words) - 1, 0)]
+
+
+_BE = frozenset({"is", "are", "was", "were", "been"})
