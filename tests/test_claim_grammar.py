@@ -347,3 +347,8 @@ def test_a_ticked_test_plan_item() -> None:
     assert asserted(text) == [("verification", "Only the parser module was touched")]
     # outside a test plan a ticked item with no claim of its own asserts nothing
     assert asserted("## Notes\n- [x] Only the parser module was touched\n") == []
+
+
+def test_a_tally_label_is_no_status() -> None:
+    assert asserted("Total jobs: 4\nCompleted: 3\nQueued: 1") == []
+    assert asserted("Completed: the migration of all tables") != []

@@ -234,14 +234,16 @@ def _completion(words: Sequence[str], h: int, w: str, prior: Use | None) -> Cand
         return None
     if use is None:
         return None
-    if _introducer(words, h, use):
+    if _introducer(words, h, use) or _count_label(words, h):
         return None
     if w == "done" and use.how in ("first", "pronoun", "aux") and _object_follows(words, h):
         return None  # "I've done a thorough analysis": the verb "do", not the state
     if prev in ("\u2192", "as"):  # "In Progress → Completed", "mark … as complete"
         return None
     if use.how == "agentless" and (
-        _attributive(words, h) or (_label(words, h) and w not in STRONG) or w == "installed"
+        _attributive(words, h)
+        or (_label(words, h) and (w not in STRONG or _count_label(words, h)))
+        or w == "installed"
     ):
         return None
     if use.how == "agentless" and w in ADJECTIVAL and h + 1 < len(words) and nounish(words[h + 1]):
@@ -878,3 +880,8 @@ _WHOLE_VERBS = frozenset(
     {"reorganized", "reorganised", "restructured", "cleaned", "converted", "translated"}
     | {"formatted", "renamed", "sorted", "organized", "organised", "migrated", "upgraded"}
 )
+
+
+def _count_label(words: Sequence[str], h: int) -> bool:
+    """ "Completed: 1", "Done: 3/5": a tally's label, not a status."""
+    return h + 2 < len(words) and words[h + 1] == ":" and words[h + 2] in ("`n", "`r", "`%")
