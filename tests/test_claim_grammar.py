@@ -352,3 +352,11 @@ def test_a_ticked_test_plan_item() -> None:
 def test_a_tally_label_is_no_status() -> None:
     assert asserted("Total jobs: 4\nCompleted: 3\nQueued: 1") == []
     assert asserted("Completed: the migration of all tables") != []
+
+
+def test_an_inability_on_the_world_is_a_claim_that_nothing_happened() -> None:
+    hits = [(f.kind, f.none) for f in scan("I'm unable to cancel the hotel booking.")]
+    assert hits == [("effect", True)]
+    assert asserted("Since I cannot push to the remote, here is the patch.") != []
+    # an inability that touches nothing outside the workspace asserts nothing
+    assert asserted("I cannot reproduce the crash locally.") == []

@@ -89,7 +89,7 @@ def blocker(sentence: Sentence, words: Sequence[str], cand: Candidate) -> Blocke
     if cand.use is not None and cand.use.subject[-1:] and cand.use.subject[-1] in OTHER_PARTIES:
         return "reported"
     # Modal, future and infinitive cues, scoped forward to a contrast or a new clause.
-    hypo = None if cand.rule == "able_to" else _hypothetical(words, min(lo, h), h)
+    hypo = None if cand.rule in ("able_to", "unable") else _hypothetical(words, min(lo, h), h)
     if hypo is not None:
         return hypo
     # Subordinate clauses: conditions and times ("once it is ready", "after X is done").

@@ -82,6 +82,9 @@ ID_WORDS = class_of("id key number url link")
 
 NEW_WORDS = class_of("new created")
 
+# Labels of a remote object that was there before the run: "Original Email Message ID".
+OLD_WORDS = class_of("original existing old previous prior source parent base")
+
 
 def _http_ok(tok: Token) -> bool:
     return tok.norm == "`n" and len(tok.raw) == 3 and tok.raw.startswith("2")
@@ -115,6 +118,7 @@ def status_candidates(words: Sequence[str], toks: Sequence[Token]) -> list[Candi
             named
             and named[-1] in ID_WORDS
             and any(x in NEW_WORDS for x in named)
+            and not any(x in OLD_WORDS for x in named)
             and place_of(named) == "remote"
             and value
         ):
@@ -176,6 +180,15 @@ def status_candidates(words: Sequence[str], toks: Sequence[Token]) -> list[Candi
             k = i + 1 if w == "nothing" else i + 2
             if k + 1 < n and words[k] in FURTHER and words[k + 1] == "to":
                 out.append(Candidate("completion", "nothing_left", i, k + 2, k, none=True))
+        # "I'm unable to change the reservation", "I cannot run the AWS commands": an act
+        # on the world disclosed as not done (nothing external happened).
+        if w in _UNABLE and i > 0 and _first_person(words[i - 1 : i + 1]):
+            j = i + 2 if w == "unable" and nxt == "to" else i + 1
+            if j < n and words[j][:1].isalpha() and (w != "unable" or nxt == "to"):
+                obj = [x for x in words[j + 1 : j + 9] if x[:1].isalpha()]
+                if words[j] in NONE_VERBS_BASE or place_of(obj) == "remote":
+                    lo = i - 1 if words[i - 1] in ("i", "we") else i
+                    out.append(Candidate("effect", "unable", lo, j, j, none=True))
         # "I was able to successfully update your ticket": an act reported as done.
         if w == "able" and i > 0 and words[i - 1] in ("was", "were") and nxt == "to":
             j = i + 2
@@ -265,12 +278,15 @@ def _label_value(words: Sequence[str]) -> list[Candidate]:
     return [Candidate("completion", "status_value", 0, j, j)]
 
 
+_UNABLE = frozenset({"unable", "cannot", "can't", "couldn't"})
+
 # The words the per-word rules above start from: a sentence with none is passed over.
 _TRIGGERS = (
     frozenset({"http", "status", "no", "without", "nothing", "able", "didn't", "did", "zero"})
     | RESPONSE_VERBS
     | FOUND_WORDS
     | CHECK_ACTS
+    | _UNABLE
 )
 
 
@@ -291,3 +307,16 @@ def test_plan_item(words: Sequence[str], section: str) -> list[Candidate]:
 
 
 _BE = frozenset({"is", "are", "was", "were", "been"})
+
+
+# Acts on the world, in the base form ("I cannot push").
+NONE_VERBS_BASE = class_of(
+    """push post send publish deploy release merge create open approve upload email
+    notify file submit share book cancel refund pay charge change update delete"""
+)
+
+
+def _first_person(pair: Sequence[str]) -> bool:
+    """ "I cannot", "I'm unable", "we were unable": the writer's own inability."""
+    before = pair[0]
+    return before in ("i", "we", "i'm", "we're") or before in ("am", "was", "were")
