@@ -81,8 +81,15 @@ def test_final_hides_unmerged_duplicates_unless_asked(chdb_dsn: str) -> None:
     from outcomes.sinks import schema
     from outcomes.sinks.rows import rows_for
 
-    table = schema.NOTIFICATIONS
-    dup = [row for r in samples.sample_records() for t, row in rows_for(r) if t == table.name]
+    # Since migration 13 the notifications view reads the record table output_rows.
+    table = schema.OUTPUT_ROWS
+    dup = [
+        row
+        for r in samples.sample_records()
+        for t, row in rows_for(r)
+        if t == table.name and row[0] == "notifications"
+    ]
+    assert dup
     conn.insert(table.name, dup, table.column_names)
     sql = "SELECT count() AS n FROM notifications"
     final = CliRunner().invoke(query, [sql, "--clickhouse", chdb_dsn, "--format", "json"])
