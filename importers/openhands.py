@@ -226,7 +226,16 @@ class OpenHandsImporter(Importer):
                 continue
             else:
                 skipped.append(Skipped(where, f"event kind {kind!r} is not mapped"))
-        return self._trace(path, order, skipped, "openhands agent-sdk", None)
+        working = next(
+            (
+                str(obj(obj(_from_repr(e.get("observation"))).get("metadata")).get("working_dir"))
+                for e in events
+                if isinstance(e, dict)
+                and obj(obj(_from_repr(e.get("observation"))).get("metadata")).get("working_dir")
+            ),
+            None,
+        )
+        return self._trace(path, order, skipped, "openhands agent-sdk", None, working)
 
     # -- v0 ----------------------------------------------------------------------------
 
@@ -337,8 +346,16 @@ class OpenHandsImporter(Importer):
         return self._trace(path, order, skipped, agent, final)
 
     def _trace(
-        self, path: Path, order: list[Any], skipped: list[Skipped], agent: str, final: Any
+        self,
+        path: Path,
+        order: list[Any],
+        skipped: list[Skipped],
+        agent: str,
+        final: Any,
+        working_dir: str | None = None,
     ) -> Trace:
+        """The steps as a trace; the workspace root is the shell's working directory the
+        observations report (agent-sdk), else the first `cd /dir` of a command."""
         steps: list[Step] = [o if isinstance(o, Message) else ToolCall(**o) for o in order]
         if not steps:
             raise unreadable(path, self.name, "no actions or messages")
@@ -355,7 +372,7 @@ class OpenHandsImporter(Importer):
             str(path),
             tuple(steps),
             complete=ends_with_a_result(steps),
-            root=roots[0] if roots else None,
+            root=working_dir or (roots[0] if roots else None),
             final_inventory=final,
             skipped=tuple(skipped),
         )

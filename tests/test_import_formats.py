@@ -170,7 +170,8 @@ def openhands_v1() -> str:
             "action_id": "a1",
             # a Python repr, nested metadata and an enum member included
             "observation": "ExecuteBashObservation(output='Tests:       1 failed, 4 passed, "
-            "5 total', exit_code=None, metadata=CmdOutputMetadata(exit_code=1, pid=-1), "
+            "5 total', exit_code=None, metadata=CmdOutputMetadata(exit_code=1, pid=-1, "
+            "working_dir='/workspace'), "
             "kind=<Kind.BASH: 'bash'>)",
         },
         {
@@ -528,7 +529,8 @@ def test_openhands_agent_sdk(tmp_path: Path) -> None:
     assert receipts(events) == [("npm test", "fail", 5)]
     finished = [e for e in events if e["type"] == "tool.finished" and e["tool"] == "execute_bash"]
     assert [(e["outcome"], e["error_class"]) for e in finished] == [("failed", "exit_code:1")]
-    assert artifacts(last_account(records)) == {"/workspace/NOTES.md": "added"}
+    # paths under the shell's working directory are the workspace's
+    assert artifacts(last_account(records)) == {"NOTES.md": "added"}
     assert narrative(events) == "One test fails; I wrote NOTES.md."
 
 
