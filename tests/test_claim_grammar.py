@@ -360,3 +360,11 @@ def test_an_inability_on_the_world_is_a_claim_that_nothing_happened() -> None:
     assert asserted("Since I cannot push to the remote, here is the patch.") != []
     # an inability that touches nothing outside the workspace asserts nothing
     assert asserted("I cannot reproduce the crash locally.") == []
+
+
+def test_a_report_line_that_names_where_the_change_went() -> None:
+    assert asserted("- Removed the secrets file from all git history") == [
+        ("persistence", "Removed")
+    ]
+    # "to" before a verb is a purpose, not a place
+    assert asserted("- Modified the prompt to include PR review steps") == []

@@ -717,6 +717,8 @@ def _generic(words: Sequence[str], h: int, w: str, prior: Use | None) -> Candida
         # "I've reorganized everything into …": a change to the whole is a result.
         whole = h + 1 < len(words) and words[h + 1] in ("everything", "all")
         ok = ok or (use.how == "first" and w in CHANGE_VERBS | _WHOLE_VERBS and whole)
+    elif w in CHANGE_VERBS and _placed_by_preposition(words, h) in ("remote", "record"):
+        ok = True  # "Removed the folder from all git history", "Moved the docs to Notion"
     else:  # agentless: a report line on a record or a remote ("Staged the fix")
         ok = verb_place(w) is not None and place in ("remote", "record")
     if w in WEAK_PASSIVE_EXCLUDED and place not in ("remote", "record"):
@@ -885,3 +887,18 @@ _WHOLE_VERBS = frozenset(
 def _count_label(words: Sequence[str], h: int) -> bool:
     """ "Completed: 1", "Done: 3/5": a tally's label, not a status."""
     return h + 2 < len(words) and words[h + 1] == ":" and words[h + 2] in ("`n", "`r", "`%")
+
+
+def _placed_by_preposition(words: Sequence[str], h: int) -> str | None:
+    """The place a change was made in or moved to or from, named after a preposition of
+    place in the head's object ("from all git history", "to the Jira board")."""
+    obj = _object_words(words, h)
+    for i, x in enumerate(obj):
+        if x in ("from", "to", "into", "onto", "in", "on"):
+            after = obj[i + 1 : i + 5]
+            # a noun phrase, not an infinitive ("to include PR instructions")
+            if after and (
+                after[0] in DETERMINERS or after[0] in ("all", "every") or place_of(after[:1])
+            ):
+                return place_of(after)
+    return None
