@@ -18,7 +18,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from outcomes.importers.base import obj
+from outcomes.importers.base import obj, text_of
 from outcomes.importers.claude_code import ClaudeCodeImporter, call_fields, result_fields
 from outcomes.importers.trace import (
     Finish,
@@ -105,6 +105,10 @@ def steps_of(number: int, at: int, payload: dict[str, Any]) -> list[Step]:
 
 
 def _response_text(response: object) -> str:
+    """A tool_response's text: Bash's stdout and stderr, an MCP tool's content blocks,
+    or the first text field of an object."""
+    if isinstance(response, list):
+        return text_of(response)
     data = obj(response)
     if "stdout" in data:
         return "\n".join(str(data.get(k) or "") for k in ("stdout", "stderr") if data.get(k))

@@ -184,3 +184,43 @@ def test_hook_payloads_reach_clickhouse_through_kafka_the_worker_and_the_sink(
         assert ("pytest tests/test_math_utils.py -v", "pass", 2) in got["checks"]
         assert ("src/math_utils.py", "modified") in got["artifacts"]
         assert ("write", "completed") in got["effects"]  # the commit, its line the receipt
+
+
+def test_payloads_read_as_the_transcript_reads_its_tool_calls() -> None:
+    from outcomes.importers.claude_hooks import live_trace
+    from outcomes.importers.derive import derive
+
+    base = {"session_id": "s", "transcript_path": "/nowhere/s.jsonl", "cwd": "/w"}
+    entries = [
+        {"at": 1, "payload": {**base, "hook_event_name": "UserPromptSubmit", "prompt": "Ship it."}},
+        {"at": 2, "payload": {**base, "hook_event_name": "PostToolUse", "tool_name": "Bash",
+                              "tool_use_id": "t1", "tool_input": {"command": "pytest -q"},
+                              "tool_response": {"stdout": "3 passed in 0.1s", "stderr": ""}}},
+        {"at": 3, "payload": {**base, "hook_event_name": "PostToolUseFailure", "tool_name": "Bash",
+                              "tool_use_id": "t2", "tool_input": {"command": "git push"},
+                              "error": "Exit code 1\n ! [rejected]  main -> main (fetch first)"}},
+        {"at": 4, "payload": {**base, "hook_event_name": "PostToolUse",
+                              "tool_name": "mcp__github__create_pull_request", "tool_use_id": "t3",
+                              "tool_input": {"owner": "o", "repo": "r"},
+                              "tool_response": [{"type": "text",
+                                                 "text": '{"html_url": "https://example.test/p/1"}'}]}},
+        {"at": 5, "payload": {**base, "hook_event_name": "Stop",
+                              "last_assistant_message": "Shipped."}},
+        {"at": 6, "payload": {**base, "hook_event_name": "SessionEnd", "reason": "other"}},
+    ]  # fmt: skip
+    events = derive(live_trace("/nowhere/s.jsonl", entries), "r", whole=False)
+    receipts = [
+        (e["label"], e["result"], e["tests_executed"])
+        for e in events
+        if e["type"] == "verification.receipt"
+    ]
+    assert receipts == [("pytest -q", "pass", 3)]
+    finished = {e["action_id"]: e["outcome"] for e in events if e["type"] == "tool.finished"}
+    assert finished == {"t1": "succeeded", "t2": "failed", "t3": "succeeded"}
+    intents = {e["intent_id"]: e["effect_class"] for e in events if e["type"] == "effect.intent"}
+    assert sorted(intents.values()) == ["git_push", "pull_request"]
+    assert [e["text"] for e in events if e["type"] == "narrative.submitted"] == ["Shipped."]
+    assert [e["type"] for e in events].count("finalize.requested") == 1  # SessionEnd adds none
+    # a longer journal repeats the earlier events exactly (the hook sends only new ones)
+    shorter = derive(live_trace("/nowhere/s.jsonl", entries[:3]), "r", whole=False)
+    assert shorter == events[: len(shorter)]
