@@ -11,13 +11,7 @@ from outcomes.common.settings import Settings
 from outcomes.sinks import clickhouse as ch
 from outcomes.sinks import purge as purging
 from outcomes.sinks import schema
-from outcomes.sinks.exceptions import SinkError
-
-
-class NoSuchRun(SinkError):
-    """`outcomes purge --run ID` found no row of that run. Operators: check the run id
-    (`outcomes query "SELECT DISTINCT run_id FROM current_accounts"`); purge_log lists
-    the runs already purged."""
+from outcomes.sinks.exceptions import PurgeDenied
 
 
 @click.command()
@@ -41,22 +35,22 @@ def purge(
 
     The credential is never a flag value: it comes from $OUTCOMES_PURGE_CREDENTIAL or
     --credential-file and must match the SHA-256 configured by `clickhouse migrate`.
-    Purged runs are never written again by the sink or replay.
+    Purged runs are never written again by the sink or replay. Every attempt, refused
+    ones included, is recorded in purge_attempts (who, when, which run, why refused).
     """
     settings = Settings.load(clickhouse=clickhouse, purge_actor=purge_actor)
-    credential = purging.read_credential(credential_file, settings)
     conn = ch.require_database(settings.clickhouse_dsn)
     schema.ensure_schema(conn)
-    # The credential first: who may not purge learns nothing about which runs exist.
-    purging.verify_credential(conn, credential)
-    # Before purging, not from its result: a purge is logged in purge_log, and a run
-    # listed there is never written again, so a mistyped id would be barred for good.
-    if not any(purging.count_run_rows(conn, run_id).values()):
-        raise NoSuchRun(
-            f"no run {run_id}: no rows of it in any table (never sunk, or already purged)"
-        )
+    actor = purging.purge_actor(settings)
+    # Every attempt is recorded in purge_attempts, refused ones included (no analyst
+    # reads it); a missing credential is refused here, a wrong one by purge_run.
+    try:
+        credential = purging.read_credential(credential_file, settings)
+    except PurgeDenied as exc:
+        purging.refuse(conn, run_id, exc, actor=actor, reason=reason)
+        raise
     result = purging.purge_run(
-        conn, run_id, credential, actor=purging.purge_actor(settings), reason=reason
+        conn, run_id, credential, actor=actor, reason=reason, require_rows=True
     )
     counts = ", ".join(f"{t}={n}" for t, n in result.row_counts.items() if n) or "no rows"
     click.echo(f"purged run {run_id} ({result.total} rows: {counts}); purge id {result.purge_id}")

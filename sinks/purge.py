@@ -8,6 +8,8 @@ give the same hash. Rows are removed
 with synchronous `ALTER TABLE ... DELETE` mutations, which rewrite the affected parts,
 so the data is gone from disk, not merely hidden. `purge_log` gets a `started` row
 before and a `completed` row after, each with who, when, why and per-table row counts.
+Every attempt, refused ones included, is one row of `purge_attempts`
+(outcomes.sinks.purge_attempts), which no analyst reads.
 """
 
 from __future__ import annotations
@@ -21,11 +23,17 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from outcomes.common.settings import Settings
-from outcomes.sinks import schema
+from outcomes.sinks import purge_attempts, schema
 from outcomes.sinks.clickhouse import Connection
-from outcomes.sinks.exceptions import PurgeDenied, PurgeIncomplete
+from outcomes.sinks.exceptions import PurgeDenied, PurgeIncomplete, SinkError
 
 CREDENTIAL_ENV = "OUTCOMES_PURGE_CREDENTIAL"  # read by outcomes.common.settings.Settings
+
+
+class NoSuchRun(SinkError):
+    """`outcomes purge --run ID` found no row of that run. Operators: check the run id
+    (`outcomes query "SELECT DISTINCT run_id FROM current_accounts"`); purge_log lists
+    the runs already purged."""
 
 
 @dataclass(frozen=True)
@@ -89,10 +97,54 @@ def count_run_rows(conn: Connection, run_id: str) -> dict[str, int]:
 
 
 def purge_run(
-    conn: Connection, run_id: str, credential: str, *, actor: str, reason: str = ""
+    conn: Connection,
+    run_id: str,
+    credential: str,
+    *,
+    actor: str,
+    reason: str = "",
+    require_rows: bool = False,
 ) -> PurgeResult:
-    """Delete every row of `run_id` from the data tables, recording it in purge_log."""
-    verify_credential(conn, credential)
+    """Delete every row of `run_id` from the data tables, recording it in purge_log.
+
+    The attempt is recorded in `purge_attempts` whatever happens: `refused` (a wrong
+    or unconfigured credential; with `require_rows`, a run without rows, checked after
+    the credential so who may not purge learns nothing about which runs exist), `failed`
+    (the engine refused a step, rows remained) or `completed`.
+    """
+    try:
+        verify_credential(conn, credential)
+        if require_rows and not any(count_run_rows(conn, run_id).values()):
+            # Before purging, not from its result: a purge is logged in purge_log, and a
+            # run listed there is never written again, so a mistyped id would be barred.
+            raise NoSuchRun(
+                f"no run {run_id}: no rows of it in any table (never sunk, or already purged)"
+            )
+        result = _purge(conn, run_id, actor=actor, reason=reason)
+    except (PurgeDenied, NoSuchRun) as exc:
+        purge_attempts.record(
+            conn, run_id, purge_attempts.REFUSED, actor=actor, reason=reason, refusal=str(exc)
+        )
+        raise
+    except SinkError as exc:
+        purge_attempts.record(
+            conn, run_id, purge_attempts.FAILED, actor=actor, reason=reason, refusal=str(exc)
+        )
+        raise
+    purge_attempts.record(
+        conn, run_id, purge_attempts.COMPLETED, actor=actor, reason=reason, purge_id=result.purge_id
+    )
+    return result
+
+
+def refuse(conn: Connection, run_id: str, why: PurgeDenied, *, actor: str, reason: str) -> None:
+    """Record an attempt refused before it reached `purge_run` (no credential given)."""
+    purge_attempts.record(
+        conn, run_id, purge_attempts.REFUSED, actor=actor, reason=reason, refusal=str(why)
+    )
+
+
+def _purge(conn: Connection, run_id: str, *, actor: str, reason: str) -> PurgeResult:
     purge_id = str(uuid.uuid4())
     user = str(conn.rows("SELECT currentUser()")[0][0])
     counts = count_run_rows(conn, run_id)

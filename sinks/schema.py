@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING
 import orjson
 
 from outcomes.common.settings import Settings
+from outcomes.sinks import purge_attempts
 from outcomes.sinks.clickhouse import Connection
 from outcomes.sinks.exceptions import PurgeDenied, SchemaNotMigrated
 
@@ -963,6 +964,7 @@ MIGRATIONS: tuple[Migration, ...] = (
         ],
     ),
     Migration(10, "current claim verdicts: supported", _supported_in_current_verdicts_ddl),
+    Migration(12, "purge attempts", purge_attempts.ddl, then=purge_attempts.grant),
     Migration(
         13,
         "record tables: revisions with their details, output rows",

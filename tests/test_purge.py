@@ -13,7 +13,7 @@ from outcomes.cli.main import main
 from outcomes.cli.purge import purge as purge_cmd
 from outcomes.common.settings import Settings
 from outcomes.devtools import samples
-from outcomes.sinks import clickhouse, purge, schema
+from outcomes.sinks import clickhouse, purge, purge_attempts, schema
 from outcomes.sinks.exceptions import PurgeDenied
 from outcomes.sinks.writer import ClickHouseWriter
 from tests.chdb_support import PURGE_SECRET, sample_database
@@ -195,7 +195,7 @@ def test_an_old_sha256_credential_is_migrated_and_keeps_working(tmp_path: Path) 
             "purge_credentials", [[digest, schema._now()]], ["credential_sha256", "configured_at"]
         )
         report = schema.migrate(conn, credential_sha256=None)
-        assert report.applied == [7, 9, 10] and report.skipped == [8]
+        assert {7, 9, 10, 12} <= set(report.applied) and 8 in report.skipped
         ClickHouseWriter(conn.target.dsn).write(samples.sample_records())
         assert digest not in _dump(conn)
         tables = {r[0] for r in conn.rows("SELECT name FROM system.tables")}
@@ -208,12 +208,81 @@ def test_an_old_sha256_credential_is_migrated_and_keeps_working(tmp_path: Path) 
         clickhouse.close_all()
 
 
-def test_the_analyst_path_cannot_read_the_credential(chdb_dsn: str) -> None:
+def test_the_analyst_path_cannot_read_the_credential_or_the_attempts(chdb_dsn: str) -> None:
     runner = CliRunner()
     for sql in (
         f"SELECT * FROM {schema.CREDENTIAL_TABLE}",
         f"SELECT * FROM outcomes.`{schema.CREDENTIAL_TABLE}`",
+        "SELECT salt, hash FROM `purge\\x5fcredential\\x5fhashes`",
+        'SELECT * FROM "purge_credential_hashes" AS p',
+        "SELECT 1 WHERE 'x' IN purge_credential_hashes",
+        "SELECT * FROM purge_attempts",
+        "SELECT * FROM `outcomes`.`purge\\x5fattempts`",
     ):
         out = runner.invoke(main, ["query", sql, "--clickhouse", chdb_dsn])
-        assert out.exit_code == 1
-        assert "holds a secret" in out.output and len(out.output.strip().splitlines()) == 1
+        assert out.exit_code == 1, out.output
+        assert "is not one analysts read" in out.output, out.output
+        assert len(out.output.strip().splitlines()) == 1
+
+
+def _attempts(conn: clickhouse.Connection) -> list[dict[str, object]]:
+    names = purge_attempts.COLUMNS
+    rows = conn.rows(
+        f"SELECT {', '.join(names)} FROM {conn.table(purge_attempts.TABLE)} ORDER BY attempted_at"
+    )
+    return [dict(zip(names, row, strict=True)) for row in rows]
+
+
+def test_every_attempt_is_recorded_refused_ones_included(chdb_dsn: str, tmp_path: Path) -> None:
+    runner = CliRunner()
+    tries = [
+        ({"OUTCOMES_PURGE_CREDENTIAL": ""}, "run-a", "no purge credential"),
+        ({"OUTCOMES_PURGE_CREDENTIAL": "guess"}, "run-a", "purge credential rejected"),
+        ({"OUTCOMES_PURGE_CREDENTIAL": SECRET}, "run-zz", "no run run-zz"),
+        ({"OUTCOMES_PURGE_CREDENTIAL": SECRET}, "run-b", ""),
+    ]
+    for env, run, refusal in tries:
+        out = runner.invoke(
+            main,
+            ["purge", "--run", run, "--clickhouse", chdb_dsn, "--reason", "ticket 7"],
+            env={**env, "OUTCOMES_PURGE_ACTOR": "mallory"},
+        )
+        assert out.exit_code == (1 if refusal else 0), out.output
+    conn = clickhouse.connect(chdb_dsn)
+    assert _rows_of(conn, "run-a") > 0
+    seen = _attempts(conn)
+    assert [(a["run_id"], a["outcome"]) for a in seen] == [
+        ("run-a", "refused"),
+        ("run-a", "refused"),
+        ("run-zz", "refused"),
+        ("run-b", "completed"),
+    ]
+    for attempt, (_, _, refusal) in zip(seen, tries, strict=True):
+        assert refusal in str(attempt["refusal"])
+        assert attempt["actor"] == "mallory" and attempt["reason"] == "ticket 7"
+        assert attempt["os_user"] and attempt["host"] and attempt["clickhouse_user"]
+        assert SECRET not in str(attempt) and "guess" not in str(attempt)
+    logged = conn.rows(
+        f"SELECT DISTINCT toString(purge_id) FROM {conn.table('purge_log')} WHERE run_id = 'run-b'"
+    )
+    assert [(str(seen[-1]["purge_id"]),)] == logged
+    assert all(a["purge_id"] is None for a in seen[:-1])
+
+
+def test_a_refused_library_call_is_recorded_too(chdb_dsn: str) -> None:
+    conn = clickhouse.connect(chdb_dsn)
+    with pytest.raises(PurgeDenied):
+        purge.purge_run(conn, "run-c", "wrong", actor="script")
+    (attempt,) = _attempts(conn)
+    assert (attempt["run_id"], attempt["outcome"], attempt["actor"]) == (
+        "run-c",
+        "refused",
+        "script",
+    )
+
+
+def test_the_attempts_table_is_migration_12_and_not_granted_to_analysts() -> None:
+    (migration,) = [m for m in schema.MIGRATIONS if m.version == 12]
+    assert migration.statements("outcomes") == purge_attempts.ddl("outcomes")
+    statements = [s for m in schema.MIGRATIONS for s in m.statements("outcomes")]
+    assert not any("purge_attempts" in s and "outcomes_analyst" in s for s in statements)
