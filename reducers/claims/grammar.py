@@ -31,12 +31,16 @@ from outcomes.reducers.claims.constructions import (
     soft_clause_start,
     words_of,
 )
-from outcomes.reducers.claims.heads import head_candidates, json_status, sentence_candidates
+from outcomes.reducers.claims.heads import head_candidates, json_status
 from outcomes.reducers.claims.lexicon import HARD
 from outcomes.reducers.claims.narrative import Sentence, sentences
 from outcomes.reducers.claims.objects import place_of
 from outcomes.reducers.claims.scope import Review, blocker, review_reason
-from outcomes.reducers.claims.statuses import status_candidates, test_plan_item
+from outcomes.reducers.claims.statuses import (
+    sentence_candidates,
+    status_candidates,
+    test_plan_item,
+)
 
 
 @dataclass(frozen=True, slots=True)

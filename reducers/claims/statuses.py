@@ -7,7 +7,10 @@
   "Zero broken links";
 - nothing external happened, said of the act or of its object: "without force-pushing",
   "no message reached the mailbox", "no email was sent";
-- a check verb with a result adverb: "Code compiles successfully", "builds cleanly".
+- a check verb with a result adverb: "Code compiles successfully", "builds cleanly";
+- a label and a state ("**Status**: Created"), a ticked test-plan item;
+- and the sentence-wide rules of docs/claims.md, "The grammar" (commit ids, "working
+  tree clean", "did not push", counts with no failures).
 """
 
 from __future__ import annotations
@@ -15,8 +18,22 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-from outcomes.reducers.claims.constructions import Candidate, ClaimKind
-from outcomes.reducers.claims.lexicon import HOSTS, class_of
+from outcomes.reducers.claims.constructions import (
+    Candidate,
+    ClaimKind,
+    clause_start,
+    is_marker,
+    subject_start,
+)
+from outcomes.reducers.claims.lexicon import (
+    ADVERBS,
+    BE_HAVE,
+    HARD,
+    HOSTS,
+    NONE_VERBS,
+    TRIGGERS,
+    class_of,
+)
 from outcomes.reducers.claims.narrative import Token
 from outcomes.reducers.claims.objects import CHANGE_VERBS, place_of
 
@@ -320,3 +337,126 @@ def _first_person(pair: Sequence[str]) -> bool:
     """ "I cannot", "I'm unable", "we were unable": the writer's own inability."""
     before = pair[0]
     return before in ("i", "we", "i'm", "we're") or before in ("am", "was", "were")
+
+
+# -- sentence-wide rules (commit ids, the working tree, nothing pushed, counts) --------
+
+
+_REFERENCED_COMMITS = frozenset({"head", "base", "parent", "previous", "current", "latest"})
+
+
+_HEX = re.compile(r"`?[0-9a-f]{7,40}`?$")
+
+
+def sentence_candidates(words: Sequence[str], toks: Sequence[Token]) -> list[Candidate]:
+    out: list[Candidate] = []
+    n = len(words)
+    for i, w in enumerate(words):
+        if w not in TRIGGERS and not w.startswith("match"):
+            continue
+        nxt = words[i + 1] if i + 1 < n else ""
+        # "Commit: 47d0420", "Git Commit: 0d292f1e", "(commit `c9d84e46`)".
+        if w in ("commit", "hash", "sha") and i + 1 < n:
+            j = i + 1
+            while j < n and words[j] in (":", "hash", "sha", "id", "as"):
+                j += 1
+            if j < n and (words[j] == "`h" or (words[j] == "`c" and _HEX.match(toks[j].raw))):
+                lo = i - 1 if i > 0 and words[i - 1] in ("git", "commit") else i
+                if w != "commit" and (i == 0 or words[i - 1] != "commit"):
+                    continue
+                if i > 0 and words[i - 1] in _REFERENCED_COMMITS:
+                    continue  # "on the current head commit 840c617": a reference
+                out.append(Candidate("persistence", "commit_id", lo, j, i))
+        # "clean working tree", "working tree clean".
+        if w == "working" and nxt == "tree":
+            around = words[max(0, i - 1) : i + 5]
+            if "clean" in around:
+                lo = i - 1 if i > 0 and words[i - 1] == "clean" else i
+                hi = i + 2 if "clean" in words[i + 2 : i + 5] else i + 1
+                hi = words.index("clean", i) if "clean" in words[i:] and hi > i + 1 else hi
+                out.append(Candidate("persistence", "clean_tree", lo, hi, i))
+        # "under version control".
+        if w == "version" and nxt == "control" and i > 0 and words[i - 1] == "under":
+            out.append(Candidate("persistence", "versioned", i - 1, i + 1, i))
+        # "merge succeeded", "commit complete".
+        if w in ("merge", "commit") and nxt in ("succeeded", "complete", "completed"):
+            lo = i - 1 if i > 0 and words[i - 1] not in HARD else i
+            out.append(Candidate("persistence", f"{w}_done", lo, i + 1, i + 1))
+        # Nothing external happened: "did not push / post / send …".
+        if w in ("did", "didn't") and i + 1 < n:
+            j = i + 1 if w == "didn't" else i + 2
+            if w == "did" and nxt != "not":
+                continue
+            j = _skip_adverbs_fwd(words, j)
+            if j < n and words[j] in NONE_VERBS:
+                out.append(Candidate("effect", "did_not", i, j, j, none=True))
+        if w == "no" and nxt in ("modifications", "changes", "commits", "updates"):
+            rest = words[i : i + 12]
+            if "push" in rest and "to" in rest:
+                out.append(
+                    Candidate("effect", "nothing_to_push", i, i + rest.index("push"), i, True)
+                )
+        if w == "needs" and nxt == "push":
+            out.append(Candidate("effect", "needs_push", i, i + 1, i + 1, none=True))
+        if (
+            w == "commits"
+            and nxt == "ahead"
+            and i > 0
+            and toks[i - 1].raw not in ("0",)
+            and words[i - 1] == "`n"
+        ):
+            out.append(Candidate("effect", "unpushed", i - 1, min(i + 3, n - 1), i, none=True))
+        # The SPEC's own wordings of "nothing external happened".
+        if w == "no" and nxt in ("external", "side-effects") and i + 2 < n:
+            hi = i + 2
+            if words[hi + 1 : hi + 2] and words[hi + 1] in BE_HAVE:
+                hi = min(n - 1, hi + (3 if words[hi + 2 : hi + 3] == ["been"] else 2))
+            out.append(Candidate("effect", "no_external_changes", i, hi, i, none=True))
+        if w == "nothing" and any(
+            x in ("sent", "published", "posted", "pushed", "deployed", "uploaded")
+            for x in words[i + 1 : i + 5]
+        ):
+            out.append(Candidate("effect", "nothing_sent", i, min(i + 4, n - 1), i, none=True))
+        # Counts with no failures: "zero mismatches", "0 errors", "no SSL errors".
+        if w in ("zero", "no") or (w == "`n" and toks[i].raw == "0"):
+            j = i + 1
+            while (
+                j < n
+                and j <= i + 4
+                and words[j]
+                not in (
+                    "errors",
+                    "failures",
+                    "mismatches",
+                    "violations",
+                    "warnings",
+                )
+            ):
+                if not words[j][:1].isalpha() or words[j] in ("new", "the", "any"):
+                    j = n
+                j += 1
+            if j < n and j <= i + 4:
+                out.append(Candidate("verification", "no_failures", i, j, j, none=True))
+        # "matching the reference exactly".
+        if w.startswith("match") and "exactly" in words[i + 1 : i + 6]:
+            out.append(Candidate("verification", "matches", i, words.index("exactly", i), i))
+        # "rc=0", "exit code 0".
+        if w in ("rc=0", "exit=0") or (w == "code" and nxt == "`n" and toks[i + 1].raw == "0"):
+            lo = i - 1 if i > 0 and is_marker(words[i - 1]) else i
+            out.append(Candidate("verification", "exit_zero", lo, i, i))
+        # "now correctly produces …": behaviour that is now right.
+        if w == "correctly" and i > 0 and words[i - 1] == "now" and nxt.endswith("s"):
+            out.append(Candidate("completion", "now_correct", i - 1, i + 1, i + 1))
+        # "(closed)", "(done)": a status in parentheses after an item.
+        statuses = ("closed", "done", "complete", "completed", "fixed", "merged")
+        if w == "(" and nxt in statuses and i + 2 < n and words[i + 2] == ")":
+            lo = subject_start(words, i - 1, clause_start(words, i - 1)) if i else i
+            kind: ClaimKind = "persistence" if nxt == "merged" else "completion"
+            out.append(Candidate(kind, "status_in_parens", lo, i + 2, i + 1))
+    return out
+
+
+def _skip_adverbs_fwd(words: Sequence[str], j: int) -> int:
+    while j < len(words) and words[j] in ADVERBS:
+        j += 1
+    return j
