@@ -604,7 +604,9 @@ def _joined(nest: str, names: Iterable[str], qualifier: str = "") -> str:
 
 def _details(detail: tuple[str, Table, tuple[str, ...]]) -> str:
     """The columns a current-revision view reads: the revision's key and time and one
-    Nested column's arrays (never `account`, the big JSON, which `*` would read)."""
+    Nested column's arrays (never `account`, the big JSON, which `*` would read). Its
+    PREWHERE skips revisions without such items before FINAL reads the rest: sound on
+    these tables, whose copies of a row are identical, so a filter keeps all or none."""
     nest, _, names = detail
     return ", ".join(["run_id", "revision", "created_at", *(f"`{nest}.{n}`" for n in names)])
 
@@ -635,20 +637,20 @@ LIMIT 1 BY run_id""",
         f"""CREATE OR REPLACE VIEW `{db}`.unresolved_effects AS
 SELECT run_id, revision, intent_id, effect_class, state, receipts, created_at
 FROM (SELECT {_details(REVISION_DETAILS[2])} FROM {rev} FINAL
-      WHERE has(`effects.unresolved`, true) AND {cur})
+      PREWHERE has(`effects.unresolved`, true) WHERE {cur})
 ARRAY JOIN {_joined("effects", REVISION_DETAILS[2][2])}
 WHERE unresolved""",
         f"""CREATE OR REPLACE VIEW `{db}`.open_contradictions AS
 SELECT run_id, revision, subject, kind, evidence_event_ids, evidence_values,
        evidence_occurred_at, created_at
 FROM (SELECT {_details(REVISION_DETAILS[1])} FROM {rev} FINAL
-      WHERE notEmpty(`contradictions.subject`) AND {cur})
+      PREWHERE notEmpty(`contradictions.subject`) WHERE {cur})
 ARRAY JOIN {_joined("contradictions", REVISION_DETAILS[1][2])}""",
         f"""CREATE OR REPLACE VIEW `{db}`.stale_or_missing_checks AS
 SELECT run_id, revision, substring(predicate_id, 7) AS label, reason, state, evidence,
        created_at
 FROM (SELECT {_details(REVISION_DETAILS[0])} FROM {rev} FINAL
-      WHERE has(`predicates.predicate_kind`, 'check') AND {cur})
+      PREWHERE has(`predicates.predicate_kind`, 'check') WHERE {cur})
 ARRAY JOIN {_joined("predicates", REVISION_DETAILS[0][2])}
 WHERE predicate_kind = 'check' AND required AND reason IN ('stale', 'missing')""",
         f"""CREATE OR REPLACE VIEW `{db}`.current_provenance_findings AS
