@@ -11,6 +11,7 @@ from typing import IO, Any
 
 import click
 
+from outcomes.common.text import terminal_safe
 from outcomes.reducers.errors import OutcomesError
 
 _PATH = "outcomes.command_path"
@@ -38,13 +39,16 @@ class CommandFailed(click.ClickException):
     """An `OutcomesError` as the command line reports it.
 
     One line on standard error, `outcomes <command>: error: <message>`, and exit code 1;
-    no traceback (the error was raised on purpose; its message says what to do).
+    no traceback (the error was raised on purpose; its message says what to do). The
+    message often quotes data (a run id, a path, a value from a file): it is printed
+    `terminal_safe`, so an ESC or a newline in the data is shown, never acted on.
     """
 
     exit_code = 1
 
     def __init__(self, command: str, error: OutcomesError) -> None:
-        message = " | ".join(line.strip() for line in str(error).splitlines() if line.strip())
+        lines = (terminal_safe(line.strip()) for line in str(error).splitlines())
+        message = " | ".join(line for line in lines if line)
         super().__init__(message or type(error).__name__)
         self.command = command
 

@@ -88,6 +88,11 @@ def boom_deep() -> None:
     raise _Boom("the broker said no\nsecond line")
 
 
+@boom.command("data")
+def boom_data() -> None:
+    raise _Boom("no run \x1b[2Jrun-\u202eevil\rfake: ok")
+
+
 @boom.command("bug")
 def boom_bug() -> None:
     raise RuntimeError("a programming error")
@@ -104,6 +109,18 @@ def test_an_outcomes_error_is_one_line_on_stderr_naming_the_command() -> None:
     assert result.exit_code == 1
     assert result.stdout == ""
     assert result.stderr == "outcomes boom deep: error: the broker said no | second line\n"
+
+
+@pytest.mark.usefixtures("with_boom")
+def test_data_in_an_error_line_is_printed_literally() -> None:
+    """An ESC sequence, a bidi override or a carriage return quoted from the data is
+    shown as an escape, and a line break (a carriage return too) becomes " | ": the
+    error stays one visible line."""
+    result = CliRunner().invoke(main, ["boom", "data"])
+    assert result.exit_code == 1
+    assert result.stderr == (
+        "outcomes boom data: error: no run \\x1b[2Jrun-\\u202eevil | fake: ok\n"
+    )
 
 
 @pytest.mark.usefixtures("with_boom")
