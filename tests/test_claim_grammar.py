@@ -368,3 +368,13 @@ def test_a_report_line_that_names_where_the_change_went() -> None:
     ]
     # "to" before a verb is a purpose, not a place
     assert asserted("- Modified the prompt to include PR review steps") == []
+
+
+def test_a_state_value_decides_its_own_kind() -> None:
+    assert [(f.kind, f.review) for f in scan("- **`web` project**: Active")] == [
+        ("completion", None)
+    ]
+    # an act as the value, with no place named, is for review
+    assert [(f.kind, f.review) for f in scan("- **`web` project**: Deleted")] == [
+        ("completion", "kind_unclear")
+    ]

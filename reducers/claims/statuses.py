@@ -292,7 +292,21 @@ def _label_value(words: Sequence[str]) -> list[Candidate]:
         return [Candidate("persistence", "label_value", 0, j, j)]
     if place == "check":
         return [Candidate("verification", "label_value", 0, j, j)]
+    if words[j] in _STATE_VALUES:
+        # a state is decided by its word: "Deployment: Active", "Agent: healthy"
+        kind: ClaimKind = (
+            "verification"
+            if words[j] == "healthy"
+            else "effect"
+            if words[j] in ("live", "online")
+            else "completion"
+        )
+        return [Candidate(kind, "label_value", 0, j, j)]
     return [Candidate("completion", "status_value", 0, j, j)]
+
+
+# Status values that are states rather than acts: their kind needs no label.
+_STATE_VALUES = class_of("active live running working healthy online available")
 
 
 _UNABLE = frozenset({"unable", "cannot", "can't", "couldn't"})
