@@ -347,7 +347,7 @@ def fetch_kafka(version: str = KAFKA_VERSION, echo: Echo = print) -> Path:
     scratch = home / "libs.partial"
     shutil.rmtree(scratch, ignore_errors=True)
     build.mkdir(exist_ok=True)
-    pom_source = resources.files("devtools") / "kafka" / "pom.xml"
+    pom_source = resources.files("outcomes.devtools") / "kafka" / "pom.xml"
     (build / "pom.xml").write_bytes(pom_source.read_bytes())
     echo(f"fetching Apache Kafka {version} from Maven Central into {libs} (once) …")
     cmd = [
@@ -712,7 +712,7 @@ def _start(
         id_file.write_text(_new_cluster_id() + "\n")
     cluster_id = id_file.read_text().strip()
     log4j = stack_dir(settings) / "log4j2.xml"
-    log4j.write_bytes((resources.files("devtools") / "kafka" / "log4j2.xml").read_bytes())
+    log4j.write_bytes((resources.files("outcomes.devtools") / "kafka" / "log4j2.xml").read_bytes())
     classpath = f"{libs}/*"
     started: list[RunningNode] = []
     for node in layout.nodes:

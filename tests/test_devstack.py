@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import os
 import random
+import re
 import socket
 import subprocess
 import sys
@@ -23,6 +24,7 @@ from outcomes.cli.dev import dev
 from outcomes.cli.main import main
 from outcomes.common.retry import poll_until, wait_for
 from outcomes.common.settings import Settings
+from outcomes.devtools import devstack
 from outcomes.devtools.devstack import (
     DevStackError,
     Layout,
@@ -163,6 +165,24 @@ def test_a_process_is_gone_only_once_its_last_thread_exited() -> None:
         if process.poll() is None:
             process.kill()
             process.wait()
+
+
+def test_its_packaged_files_are_found_outside_the_checkout(tmp_path: Path) -> None:
+    """The Kafka files devstack ships (pom.xml, log4j2.xml) are read by package name;
+    from a directory outside the checkout only `outcomes.…` names resolve (a top-level
+    `devtools` did only where the checkout was on sys.path, as under pytest)."""
+    names = set(re.findall(r'resources\.files\("([\w.]+)"\)', Path(devstack.__file__).read_text()))
+    assert names
+    for name in names:
+        code = (
+            "import importlib.resources as r, sys\n"
+            f"kafka = r.files({name!r}) / 'kafka'\n"
+            "sys.exit(not ((kafka / 'pom.xml').is_file() and (kafka / 'log4j2.xml').is_file()))"
+        )
+        done = subprocess.run(
+            [sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, timeout=60
+        )
+        assert done.returncode == 0, f"{name}: {done.stderr}"
 
 
 def test_down_leaves_a_reused_pid_alone(tmp_path: Path) -> None:
