@@ -16,7 +16,7 @@ import orjson
 
 from outcomes.reducers.records import OutputRecord
 from outcomes.reducers.timefmt import parse_rfc3339
-from outcomes.sinks import schema
+from outcomes.sinks import tables
 from outcomes.sinks.exceptions import MalformedRecord, UnknownRecordKind
 
 Row = tuple[Any, ...]
@@ -85,7 +85,7 @@ def revision_row(body: Mapping[str, Any]) -> Row:
 
 
 def _account(body: Mapping[str, Any]) -> TableRows:
-    yield schema.ACCOUNT_REVISION_ROWS.name, revision_row(body)
+    yield tables.ACCOUNT_REVISION_ROWS.name, revision_row(body)
 
 
 def _default(kind: str) -> Any:
@@ -106,10 +106,10 @@ def _default(kind: str) -> Any:
 def output_row_packer(record_table: str) -> Callable[..., Row]:
     """A function from the values of a row in the columns of the old table `record_table`
     (as the builders below give them) to its row of `output_rows`."""
-    names = schema.OUTPUT_ROWS.column_names
-    template = [_default(kind) for kind in schema.OUTPUT_ROWS.column_types]
+    names = tables.OUTPUT_ROWS.column_names
+    template = [_default(kind) for kind in tables.OUTPUT_ROWS.column_types]
     template[0] = record_table
-    slots = [names.index(n) for n in schema.LEGACY_BY_NAME[record_table].column_names]
+    slots = [names.index(n) for n in tables.LEGACY_BY_NAME[record_table].column_names]
 
     def pack(*row: Any) -> Row:
         out = template.copy()
@@ -120,8 +120,8 @@ def output_row_packer(record_table: str) -> Callable[..., Row]:
     return pack
 
 
-_PACK = {t.name: output_row_packer(t.name) for t in schema.OUTPUT_ROW_TABLES}
-_OUTPUT_ROWS = schema.OUTPUT_ROWS.name
+_PACK = {t.name: output_row_packer(t.name) for t in tables.OUTPUT_ROW_TABLES}
+_OUTPUT_ROWS = tables.OUTPUT_ROWS.name
 
 
 def _notification(body: Mapping[str, Any]) -> TableRows:

@@ -139,8 +139,8 @@ class ClickHouseWriter:
 
     @classmethod
     def on(cls, conn: Connection) -> ClickHouseWriter:
-        """A writer on an open connection whose schema is being migrated (migration 13
-        moves rows with it): no `ensure_schema`, the default batching and retries."""
+        """A writer on an open connection, without `ensure_schema` (for a database being
+        migrated, e.g. in tests), with the default batching and retries."""
         writer = cls.__new__(cls)
         writer.conn = conn
         writer.batch_rows, writer.retries, writer.retry_delay = 20_000, 3, 0.5
