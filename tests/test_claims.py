@@ -322,6 +322,86 @@ def test_verification_claim_without_checks_is_unverifiable() -> None:
     ]
 
 
+def unrequired_checks_run(b: RunBuilder, *, fresh: str | None) -> list[Any]:
+    """No check is required. `old` passed on snap-1, which the candidate snap-2 changed;
+    `fresh` (None: no such check) ran on snap-2 with that result."""
+    events = [
+        b.goal(),
+        b.snapshot("snap-1", [artifact("cfg.toml", digest="d1")]),
+        b.receipt("old", "fail", snapshot="snap-1"),
+        b.snapshot("snap-2", [artifact("cfg.toml", digest="d2")]),
+    ]
+    if fresh is not None:
+        events.append(b.receipt("fresh", fresh, snapshot="snap-2"))
+    return [*events, b.finalize("snap-2")]
+
+
+def test_generic_verification_with_no_required_check_uses_the_eligible_checks() -> None:
+    b = RunBuilder()
+    assert brief(check(b, unrequired_checks_run(b, fresh="pass"), "I verified the fix.")) == [
+        ("verification", "supported", "check:fresh", "check_passing")
+    ]
+    b = RunBuilder()
+    assert brief(check(b, unrequired_checks_run(b, fresh="fail"), "I verified the fix.")) == [
+        ("verification", "contradicted", "check:fresh", "check_failing")
+    ]
+
+
+def test_generic_verification_on_stale_checks_only_is_unverifiable() -> None:
+    b = RunBuilder()
+    assert brief(check(b, unrequired_checks_run(b, fresh=None), "I verified the fix.")) == [
+        ("verification", "unverifiable", None, "check_stale")
+    ]
+    # A required check keeps its own rule: stale contradicts (seed stale_run).
+    b = RunBuilder()
+    assert brief(check(b, stale_run(b), "I verified the fix.")) == [
+        ("verification", "contradicted", "check:unit", "check_stale")
+    ]
+
+
+def test_a_claim_names_a_check_by_a_distinctive_word_of_its_command() -> None:
+    b = RunBuilder()
+    events = [
+        b.goal(),
+        b.snapshot(),
+        b.receipt("pytest --doctest-modules pkg/strings.py", "fail"),
+        b.receipt("pytest tests/test_parser.py", "pass"),
+        b.finalize(),
+    ]
+    text = "I checked that the doctests pass, and the parser tests pass."
+    assert brief(check(b, events, text)) == [
+        (
+            "verification",
+            "contradicted",
+            "check:pytest --doctest-modules pkg/strings.py",
+            "check_failing",
+        ),
+        ("verification", "supported", "check:pytest tests/test_parser.py", "check_passing"),
+    ]
+    # Generic words of a command (pytest, tests) name nothing in particular.
+    assert brief(check(b, events, "All tests pass.")) == [
+        (
+            "verification",
+            "contradicted",
+            "check:pytest --doctest-modules pkg/strings.py",
+            "check_failing",
+        )
+    ]
+
+
+def test_completion_without_a_goal_is_unverifiable() -> None:
+    b = RunBuilder()
+    events = [b.snapshot(), b.receipt("unit", "pass"), b.finalize()]
+    assert brief(check(b, events, "The task is complete.")) == [
+        ("completion", "unverifiable", None, "no_goal")
+    ]
+    # Unresolved for another reason (a stale required check) stays a contradiction.
+    b = RunBuilder()
+    assert brief(check(b, stale_run(b), "The task is complete.")) == [
+        ("completion", "contradicted", None, "status_unresolved")
+    ]
+
+
 # -- effects ---------------------------------------------------------------------------------
 
 

@@ -229,18 +229,72 @@ def _judge_completion(facts: Facts) -> Judgement:
         return Judgement("unverifiable", None, "no_status")
     if facts.status == "complete":
         return Judgement("supported", None, "status_complete")
+    if facts.status == "unresolved" and _only_goal_missing(facts):
+        # Nothing says what the run was for: there is nothing to compare completion with.
+        return Judgement("unverifiable", None, "no_goal")
     return Judgement("contradicted", None, f"status_{facts.status}")
 
 
-def _judge_verification(found: Found, facts: Facts, mentions: Mentions) -> Judgement:
-    labels = _named(found, mentions, facts.checks)
+def _only_goal_missing(facts: Facts) -> bool:
+    """True when the one required predicate not satisfied is the missing goal."""
+    open_ = [p for p in facts.predicates.values() if p["required"] and p["state"] != "satisfied"]
+    return bool(open_) and all(
+        p["id"] == "goal.in_force" and p["reason"] == "missing" for p in open_
+    )
+
+
+# Words of a check's command that name no particular check: runners, generic nouns.
+_GENERIC_CHECK_WORDS = frozenset(
+    """test tests testing python python3 pytest unittest modules module check checks
+    build lint linter tool tools file files spec specs main utils util unit suite
+    cargo make just npm yarn pnpm npx node run runs""".split()  # noqa: SIM905
+)
+
+
+def _command_words(label: str) -> set[str]:
+    """The distinctive words of a check's command (four letters or more, not generic)."""
+    words = set()
+    for tok in re.split(r"[^a-z0-9_]+", label.lower()):
+        tok = tok.strip("_")
+        if len(tok) >= 4 and not tok.isdigit() and tok not in _GENERIC_CHECK_WORDS:
+            words.add(tok)
+            words.update(t for t in tok.split("_") if len(t) >= 4 and t not in _GENERIC_CHECK_WORDS)
+    return words
+
+
+def _said_words(text: str) -> set[str]:
+    said = set()
+    for w in re.findall(r"[a-z0-9_]+", text.lower()):
+        said.add(w)
+        if w.endswith("s") and len(w) > 4:
+            said.add(w[:-1])  # "doctests" names a --doctest-modules run
+    return said
+
+
+def _named_by_word(text: str, found: Found, facts: Facts) -> list[str]:
+    """Checks the claim's own clause names by a distinctive word of their command
+    ("the doctests" for `pytest --doctest-modules m.py`, "test_merge" for
+    `pytest tests/test_merge.py`); labels themselves rarely appear in prose."""
+    lo, hi = min(found.start, found.clause[0]), max(found.end, found.clause[1])
+    said = _said_words(text[lo:hi])
+    return [label for label in sorted(facts.checks) if _command_words(label) & said]
+
+
+def _judge_verification(found: Found, facts: Facts, mentions: Mentions, text: str) -> Judgement:
+    labels = _named(found, mentions, facts.checks) or _named_by_word(text, found, facts)
     if not labels:
         if facts.verification == "pass":
             return Judgement("supported", None, "verification_pass")
         if facts.verification is None and not facts.checks:
             return Judgement("unverifiable", None, "no_checks")
-        # Required checks decide; with none required, every reported check does.
-        labels = facts.required_checks or sorted(facts.checks)
+        # Required checks decide. With none required, the reported checks eligible for
+        # the candidate do; a stale receipt is indeterminate (SPEC 3.3): it neither
+        # backs nor refutes the claim.
+        labels = facts.required_checks or [
+            label for label in sorted(facts.checks) if facts.checks[label]["state"] != "stale"
+        ]
+        if not labels:
+            return Judgement("unverifiable", None, "check_stale")
     return _combine(labels, facts.check_problem, "check", "check_passing")
 
 
@@ -323,7 +377,7 @@ def judge(text: str, found: Found, facts: Facts | None, mentions: Mentions) -> J
     if found.kind == "completion":
         return _judge_completion(facts)
     if found.kind == "verification":
-        return _judge_verification(found, facts, mentions)
+        return _judge_verification(found, facts, mentions, text)
     if found.kind == "effect":
         return _judge_effect(text, found, facts, mentions)
     return _judge_persistence(found, facts, mentions)
