@@ -25,12 +25,12 @@ from __future__ import annotations
 
 import hashlib
 import logging
-import time
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 import orjson
 
+from outcomes.common.retry import Backoff, Retrying, retry
 from outcomes.reducers.records import OutputRecord
 from outcomes.sinks import schema
 from outcomes.sinks.clickhouse import Connection, connect
@@ -173,18 +173,24 @@ class ClickHouseWriter:
         self.close()
 
     def write_rows(self, rows: Mapping[str, Sequence[Row]]) -> WriteReport:
-        """Insert table rows not already stored, retrying transient failures."""
-        attempt = 0
-        while True:
-            try:
-                return self._write_once(rows)
-            except ClickHouseUnavailable as exc:
-                attempt += 1
-                if attempt > self.retries:
-                    raise
-                delay = self.retry_delay * 2 ** (attempt - 1)
-                log.warning("ClickHouse write failed (%s); retry %d in %.1fs", exc, attempt, delay)
-                time.sleep(delay)
+        """Insert table rows not already stored, retrying transient failures
+        (`ClickHouseUnavailable`) `retries` times with backoff from `retry_delay`."""
+
+        def warn(attempt: Retrying) -> None:
+            log.warning(
+                "ClickHouse write failed (%s); retry %d in %.1fs",
+                attempt.error,
+                attempt.attempt,
+                attempt.delay,
+            )
+
+        return retry(
+            lambda: self._write_once(rows),
+            retry_if=lambda exc: isinstance(exc, ClickHouseUnavailable),
+            attempts=self.retries + 1,
+            backoff=Backoff(base=self.retry_delay),
+            on_retry=warn,
+        )
 
     def _write_once(self, rows: Mapping[str, Sequence[Row]]) -> WriteReport:
         report = WriteReport()

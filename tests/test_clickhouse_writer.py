@@ -373,3 +373,33 @@ def test_async_inserts_keep_exactly_once(chdb_dsn: str) -> None:
     for _ in range(2):  # racing writers: the same rows and token, past the read-back
         writer._insert("output_rows", rows)
     assert_exactly_once(writer.conn, records)
+
+
+def test_transient_failures_are_retried_then_raised() -> None:
+    """write_rows retries ClickHouseUnavailable `retries` times (common/retry.py), lets
+    any other error through at once, and re-raises once out of attempts."""
+    from outcomes.sinks.exceptions import ClickHouseUnavailable
+    from outcomes.sinks.writer import WriteReport
+
+    class Flaky(ClickHouseWriter):
+        def __init__(self, failures: int, error: Exception) -> None:
+            self.retries, self.retry_delay, self.calls = 2, 0.0, 0
+            self.failures, self.error = failures, error
+
+        def _write_once(self, rows: object) -> WriteReport:
+            self.calls += 1
+            if self.calls <= self.failures:
+                raise self.error
+            return WriteReport(inserted={"output_rows": 1})
+
+    down = ClickHouseUnavailable("ClickHouse refused: connection reset")
+    flaky = Flaky(2, down)
+    assert flaky.write_rows({}).inserted == {"output_rows": 1} and flaky.calls == 3
+    gone = Flaky(3, down)
+    with pytest.raises(ClickHouseUnavailable):
+        gone.write_rows({})
+    assert gone.calls == 3
+    broken = Flaky(1, ValueError("a bug, not an outage"))
+    with pytest.raises(ValueError):
+        broken.write_rows({})
+    assert broken.calls == 1
