@@ -278,10 +278,10 @@ def _open_connection(target: Target, live: bool) -> Connection:
 
 def _live_client(target: Target) -> Client | None:
     """A clickhouse-connect client of the endpoint of the sink holding `target`'s path."""
-    from outcomes.sinks import live  # lazy: only a locked chDB directory needs the endpoint
+    from outcomes.sinks.endpoint import read_endpoint  # lazy: only a locked chDB directory
 
     assert target.path is not None
-    endpoint = live.read_endpoint(target.path)
+    endpoint = read_endpoint(target.path)
     if endpoint is None:
         return None
     try:

@@ -50,25 +50,42 @@ import uuid
 from collections.abc import Callable, Mapping
 from concurrent.futures import Future
 from concurrent.futures import TimeoutError as FutureTimeout
-from dataclasses import dataclass
 from email.parser import BytesParser
 from email.policy import HTTP
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
 from outcomes.sinks import guard, query
+
+# Where a sink's endpoint is advertised and how a client finds it: a module of its own,
+# so outcomes.sinks.clickhouse reaches it without importing the endpoint's server.
+from outcomes.sinks.endpoint import (
+    ANALYST_USER,
+    LOOPBACK,
+    PASSWORD_ENV,
+    Endpoint,
+    endpoint_file,
+    read_endpoint,
+)
 from outcomes.sinks.exceptions import QueryFailed, SinkError
 
 log = logging.getLogger(__name__)
 
+__all__ = [
+    "ANALYST_USER",
+    "LOOPBACK",
+    "PASSWORD_ENV",
+    "Endpoint",
+    "LiveEndpointError",
+    "LiveServer",
+    "endpoint_file",
+    "read_endpoint",
+]
+
 Submit = Callable[[Callable[[], Any]], "Future[Any]"]
 """Runs a call on the thread that owns the engine's writes (the sink's writer thread)."""
 
-LOOPBACK = "127.0.0.1"
-ANALYST_USER = "analyst"
-PASSWORD_ENV = "OUTCOMES_ANALYST_PASSWORD"
 QUERY_SECONDS = 10
 """A query's time limit: the longest a write waits behind one."""
 MAX_RESULT_BYTES = 128 * 1024 * 1024
@@ -161,57 +178,6 @@ class LiveEndpointError(SinkError):
 
     Operators: the sink serves queries only on 127.0.0.1; read the message.
     """
-
-
-@dataclass(frozen=True)
-class Endpoint:
-    """Where a running sink serves queries, and the credential it expects."""
-
-    host: str
-    port: int
-    user: str
-    password: str
-    pid: int
-    database: str
-
-    @property
-    def url(self) -> str:
-        return f"http://{self.host}:{self.port}"
-
-
-def endpoint_file(chdb_path: str) -> Path:
-    """The file next to a chDB directory that names its sink's endpoint."""
-    return Path(chdb_path.rstrip("/") + ".live.json")
-
-
-def read_endpoint(chdb_path: str) -> Endpoint | None:
-    """The endpoint of the sink holding `chdb_path`, or None if none is advertised.
-
-    The password is `OUTCOMES_ANALYST_PASSWORD` when set, else the file's token.
-    """
-    path = endpoint_file(chdb_path)
-    try:
-        info = json.loads(path.read_text())
-    except (OSError, ValueError):
-        return None
-    if not isinstance(info, dict):
-        return None
-    try:
-        pid = int(info["pid"])
-        os.kill(pid, 0)
-    except (KeyError, TypeError, ValueError, ProcessLookupError):
-        return None  # stale: its sink is gone
-    except PermissionError:
-        pass  # alive, another user's
-    password = os.environ.get(PASSWORD_ENV) or str(info.get("token") or "")
-    return Endpoint(
-        host=str(info.get("host", LOOPBACK)),
-        port=int(info.get("port", 0)),
-        user=str(info.get("user", ANALYST_USER)),
-        password=password,
-        pid=pid,
-        database=str(info.get("database", "")),
-    )
 
 
 class _Refusal(Exception):
