@@ -434,3 +434,42 @@ def test_configured_registry_without_its_client_is_a_clear_error() -> None:
     else:  # the client is installed: constructing it must not contact the registry
         codec = Codec(Settings(schema_registry_url="http://127.0.0.1:1"))
         assert codec.registry is not None
+
+
+@pytest.mark.parametrize(
+    ("number", "shown"),
+    [
+        (2**31, "integer 2147483648"),
+        (10**5000, "integer of 16610 bits"),  # str() refuses an int of over 4300 digits
+        (-(10**400), "integer of 1329 bits"),
+    ],
+    ids=["2**31", "5001 digits", "-10**400"],
+)
+def test_an_int_out_of_range_is_a_violation_naming_the_field(number: int, shown: str) -> None:
+    with pytest.raises(CodecError) as err:
+        CODEC.encode_event({**sample_event("verification.receipt"), "tests_executed": number})
+    assert err.value.reason == "schema_violation"
+    assert err.value.message == (
+        f"verification.receipt: tests_executed: {shown} out of range for a 32-bit Avro number"
+    )
+
+
+@pytest.mark.parametrize(
+    ("number", "shown"),
+    [(10**400, "integer of 1329 bits"), (-(2**1024), "integer of 1025 bits")],
+    ids=["10**400", "-2**1024"],
+)
+def test_an_int_past_the_largest_double_is_a_violation_naming_the_field(
+    number: int, shown: str
+) -> None:
+    event = sample_event("retrieval.evaluated")
+    candidate = {**event["candidates"][0], "score": number}
+    with pytest.raises(CodecError) as err:
+        CODEC.encode_event({**event, "candidates": [candidate]})
+    assert err.value.reason == "schema_violation"
+    assert err.value.message == (
+        f"retrieval.evaluated: candidates[0].score: {shown} out of range for a double"
+    )
+    # The largest int a double holds is still a number.
+    fits = {**candidate, "score": 2**1023}
+    assert CODEC.encode_event({**event, "candidates": [fits]})

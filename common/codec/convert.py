@@ -68,6 +68,13 @@ def _kind(value: Any) -> str:
     return type(value).__name__ if value is not None else "null"
 
 
+def _integer(value: int) -> str:
+    """An int for a message: written out up to 128 bits, by its size beyond (str()
+    refuses an int of over 4300 digits, and a long one says nothing more)."""
+    bits = value.bit_length()
+    return f"integer {value}" if bits <= 128 else f"integer of {bits} bits"
+
+
 def _to_boolean(value: Any) -> bool:
     if not isinstance(value, bool):
         raise _Violation(f"expected a boolean, got {_kind(value)}")
@@ -81,7 +88,7 @@ def _int_converter(bits: int) -> Converter:
         if not isinstance(value, int) or isinstance(value, bool):
             raise _Violation(f"expected an integer, got {_kind(value)}")
         if not low <= value <= high:
-            raise _Violation(f"integer {value} out of range for a {bits}-bit Avro number")
+            raise _Violation(f"{_integer(value)} out of range for a {bits}-bit Avro number")
         return value
 
     return convert
@@ -90,7 +97,10 @@ def _int_converter(bits: int) -> Converter:
 def _to_double(value: Any) -> float:
     if not isinstance(value, int | float) or isinstance(value, bool):
         raise _Violation(f"expected a number, got {_kind(value)}")
-    number = float(value)
+    try:
+        number = float(value)
+    except OverflowError:  # an int past the largest double (Python ints are unbounded)
+        raise _Violation(f"{_integer(int(value))} out of range for a double") from None
     if not math.isfinite(number):
         raise _Violation(f"number must be finite, got {number}")
     return number

@@ -206,18 +206,7 @@ def encode_checked(codec: Codec, event: Mapping[str, Any]) -> bytes:
     applies to the decoded record (the codec's `event_from_json` gives the same form as
     decoding), so the SDK and ingest cannot drift apart.
     """
-    try:
-        value = codec.event_from_json(event)
-    except (OverflowError, ValueError) as exc:
-        # What the codec's converters raise on a Python int no JSON or Avro value can be
-        # (past the largest double; over 4300 digits, which str() refuses), until they
-        # name it themselves: still the caller's input, so still a CodecError.
-        raise CodecError(
-            SCHEMA_VIOLATION,
-            f"{event.get('type')}: a number out of any range: {type(exc).__name__}: {exc}",
-            run_id=_str_or_none(event.get("run_id")),
-            event_id=_str_or_none(event.get("event_id")),
-        ) from None
+    value = codec.event_from_json(event)  # a CodecError naming the field, if it does not fit
     try:
         parse_event(value, codec.limits)
     except InvalidEvent as exc:
