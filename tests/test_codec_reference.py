@@ -148,6 +148,41 @@ def test_container_reports_bad_records_and_corruption(tmp_path: Path) -> None:
     not_avro.write_bytes(b"hello")
     (only,) = list(iter_container_events(not_avro))
     assert isinstance(only, ContainerFailure) and only.index == 0
+    assert only.message == (
+        f"{not_avro}: not an Avro container file (it starts with b'hell', not Obj\\x01); "
+        "a file named *.avro is read as Avro: name a JSONL file *.jsonl"
+    )
+
+
+@pytest.mark.parametrize(
+    ("name", "data", "found"),
+    [
+        ("events.avro", b'{"type": "run.started"}\n', "it starts with JSON text, not Obj\\x01"),
+        ("list.avro", b"[1, 2]", "it starts with JSON text, not Obj\\x01"),
+        ("empty.avro", b"", "it is empty"),
+        ("short.avro", b"Ob", "it starts with b'Ob', not Obj\\x01"),
+    ],
+)
+def test_a_file_without_the_container_magic_is_one_clear_failure(
+    tmp_path: Path, name: str, data: bytes, found: str
+) -> None:
+    """fastavro's own message for these is whatever the first bytes happen to mean
+    ("read length must be non-negative" for JSON text): the reader says what it found."""
+    path = tmp_path / name
+    path.write_bytes(data)
+    assert list(iter_container_events(path)) == [
+        ContainerFailure(
+            0,
+            "undecodable",
+            f"{path}: not an Avro container file ({found}); a file named *.avro is read "
+            "as Avro: name a JSONL file *.jsonl",
+        )
+    ]
+    other = tmp_path / "events.bin"
+    other.write_bytes(data)
+    (failure,) = list(iter_container_events(other))
+    assert isinstance(failure, ContainerFailure)
+    assert failure.message == f"{other}: not an Avro container file ({found})"
 
 
 def test_container_items_for_replay(tmp_path: Path) -> None:

@@ -131,3 +131,19 @@ def test_unreachable_broker_is_a_bounded_failure(tmp_path: Path) -> None:
     assert time.monotonic() - started < 10
     assert "2 event(s) not delivered" in result.stderr
     assert "produced 0 event(s)" in result.stderr and "2 not delivered" in result.stderr
+
+
+def test_a_jsonl_file_named_avro_is_one_clear_line(tmp_path: Path) -> None:
+    """Not fastavro's "read length must be non-negative": the line replay gives too."""
+    path = _jsonl(tmp_path / "events.avro", [sample_event("run.started")])
+    result = CliRunner().invoke(
+        produce, [str(path), "--bootstrap", "127.0.0.1:1", "--timeout", "1"]
+    )
+    assert result.exit_code == 1
+    lines = result.stderr.splitlines()
+    assert lines[0] == (
+        f"{path}:1: undecodable: {path}: not an Avro container file (it starts with JSON "
+        "text, not Obj\\x01); a file named *.avro is read as Avro: name a JSONL file *.jsonl"
+    )
+    assert "produced 0 event(s) from 1 file(s)" in lines[-1] and "1 invalid" in lines[-1]
+    assert "read length" not in result.stderr

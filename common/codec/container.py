@@ -29,6 +29,26 @@ from outcomes.reducers.records import OutputRecord, dead_letter
 from outcomes.reducers.timefmt import datetime_micros
 
 
+# The first bytes of an Avro object container file (the Avro specification).
+CONTAINER_MAGIC = b"Obj\x01"
+
+
+def not_a_container(path: str | Path, first: bytes) -> str:
+    """The one line for a file read as Avro that does not start with the container
+    magic (`first`: its first bytes). Without this check fastavro fails on whatever the
+    first bytes happen to mean ("read length must be non-negative" for JSON text)."""
+    if not first:
+        found = "it is empty"
+    elif first[:1] in (b"{", b"["):
+        found = "it starts with JSON text, not Obj\\x01"
+    else:
+        found = f"it starts with {first[: len(CONTAINER_MAGIC)]!r}, not Obj\\x01"
+    message = f"{path}: not an Avro container file ({found})"
+    if Path(path).suffix == ".avro":
+        message += "; a file named *.avro is read as Avro: name a JSONL file *.jsonl"
+    return message
+
+
 class SourceItem(NamedTuple):
     """One input item: where it came from, its raw bytes, and its decoded object if any."""
 
@@ -102,7 +122,9 @@ def iter_container_events(
     """Canonical JSON events from an Avro container file, in file order.
 
     A record that breaks the contract yields a ContainerFailure and reading goes on; a
-    corrupt file yields one ContainerFailure at the position where reading stopped.
+    corrupt file yields one ContainerFailure at the position where reading stopped, and
+    a file without the container magic (JSON lines named `*.avro`, an empty file) one
+    `undecodable` failure saying so (:func:`not_a_container`).
     The file's writer schema (a union of event records, or one event record; older or
     newer versions) is resolved against the current schemas.
     """
@@ -111,6 +133,11 @@ def iter_container_events(
     index = 0
     try:
         with open(path, "rb") as stream:
+            first = stream.read(len(CONTAINER_MAGIC))
+            if first != CONTAINER_MAGIC:
+                yield ContainerFailure(0, UNDECODABLE, not_a_container(path, first))
+                return
+            stream.seek(0)
             header = fastavro.reader(stream)
             writer_json = json.loads(header.metadata["avro.schema"])
             if isinstance(writer_json, dict):
