@@ -28,7 +28,6 @@ from outcomes.reducers.limits import Limits
 from outcomes.reducers.records import OutputRecord, dead_letter
 from outcomes.reducers.timefmt import datetime_micros
 
-
 # The first bytes of an Avro object container file (the Avro specification).
 CONTAINER_MAGIC = b"Obj\x01"
 
