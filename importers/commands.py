@@ -1092,7 +1092,7 @@ def shell_effects(simple: Simple, output: str | None, exit_code: int | None) -> 
                     kind=method,
                 )
             )
-    if prog == "crontab" and w[1:2] != ["-l"]:
+    if prog == "crontab" and not _lists_crontab(w):
         effects.append(
             Effect(
                 "schedule",
@@ -1139,9 +1139,14 @@ def _effect_program(simple: Simple) -> str | None:
         return "message"
     if prog in _DEPLOYERS:
         return "deployment"
-    if prog == "crontab":
+    if prog == "crontab" and not _lists_crontab(simple.words):
         return "schedule"
     return None
+
+
+def _lists_crontab(words: tuple[str, ...]) -> bool:
+    """`crontab -l` only prints the table: no schedule changes."""
+    return words[1:2] == ("-l",)
 
 
 def _installs(simple: Simple) -> bool:

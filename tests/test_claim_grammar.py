@@ -378,3 +378,9 @@ def test_a_state_value_decides_its_own_kind() -> None:
     assert [(f.kind, f.review) for f in scan("- **`web` project**: Deleted")] == [
         ("completion", "kind_unclear")
     ]
+
+
+def test_set_up_takes_its_kind_from_what_it_sets_up() -> None:
+    assert asserted("I set up a cron job to purge the cache nightly.") == [("effect", "I set up")]
+    assert asserted("I set up a systemd daemon for the exporter.") == [("effect", "I set up")]
+    assert asserted("I set up the project skeleton.") == [("completion", "I set up")]

@@ -440,6 +440,25 @@ def test_effect_claim_picks_the_effect_of_its_class() -> None:
     ]
 
 
+def test_schedules_and_services_are_effects_of_their_class() -> None:
+    b = RunBuilder()
+    events = [
+        b.goal(),
+        b.effect_intent("cron-1", effect_class="schedule", target="crontab"),
+        b.effect_transition("cron-1", "active"),
+        b.effect_receipt("cron-1", "failed"),
+        b.effect_intent("svc-1", effect_class="service", target="service:start:cron"),
+        b.effect_receipt("svc-1", "present"),
+        b.finalize(None),
+    ]
+    text = "I scheduled the sweep to run hourly. I set up a cron job. I set up a systemd daemon."
+    assert brief(check(b, events, text)) == [
+        ("effect", "contradicted", "effect:cron-1", "effect_failed"),
+        ("effect", "contradicted", "effect:cron-1", "effect_failed"),
+        ("effect", "supported", "effect:svc-1", "effect_completed"),
+    ]
+
+
 @pytest.mark.parametrize(
     ("state", "receipt", "expected"),
     [

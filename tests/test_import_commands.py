@@ -220,3 +220,16 @@ def test_more_runners_by_their_subcommand() -> None:
     for line in ("bazel test //pkg:all", "dotnet test", "swift build", "mix test", "deno lint"):
         assert read_command(line, "", 0).checks, line
     assert read_command("dotnet run", "", 0).checks == ()
+
+
+def test_listing_the_crontab_schedules_nothing() -> None:
+    line = "crontab -l > /tmp/jobs; echo '0 * * * * /opt/sweep.sh' >> /tmp/jobs; crontab /tmp/jobs"
+    installed = read_command(line, "", 0)
+    assert [(e.effect_class, e.target, e.outcome) for e in installed.effects] == [
+        ("schedule", "crontab", "unknown")
+    ]
+    assert read_command("crontab -l", "0 3 * * * /opt/backup.sh", 0).effects == ()
+    missing = read_command("crontab -l", "bash: crontab: command not found", 127)
+    assert missing.effects == ()
+    refused = read_command("crontab /tmp/jobs", "bash: crontab: command not found", 127)
+    assert [(e.effect_class, e.outcome) for e in refused.effects] == [("schedule", "failed")]

@@ -46,6 +46,8 @@ EFFECT_CLASS_WORDS: tuple[tuple[re.Pattern[str], tuple[str, ...]], ...] = (
         re.compile(r"\b(?:sent|send|e-?mail\w*|messages?|notif\w*)\b", _FLAGS),
         ("notification", "email", "message"),
     ),
+    (re.compile(r"\b(?:schedul\w*|cron\w*|hourly|daily|nightly|weekly)\b", _FLAGS), ("schedule",)),
+    (re.compile(r"\b(?:daemons?|services?|systemd)\b", _FLAGS), ("service",)),
     (re.compile(r"\b(?:sav\w+|writes?|written|stored|persist\w*)\b", _FLAGS), ("write",)),
 )
 

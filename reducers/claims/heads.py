@@ -142,7 +142,13 @@ def _head(
         use = use_of(words, h, prior)
         if use is None or list_introducer(words, h + 1, use):
             return None
-        return _built("completion", "set_up", use, h, h + 1)
+        # "set up X" takes its kind from X, as other change verbs do: a cron job or a
+        # webhook is outside the workspace (an effect), a database row a record.
+        place = place_in(words, h + 1, None, reach=6)
+        kind: ClaimKind = (
+            "effect" if place == "remote" else "persistence" if place == "record" else "completion"
+        )
+        return _built(kind, "set_up", use, h, h + 1)
     if w == "out" and _after(words, h, 2) == ["of", "draft"]:
         use = use_of(words, h, prior)
         return _built("effect", "out_of_draft", use, h, h + 2) if use else None

@@ -41,7 +41,7 @@ REMOTE = _class(
     payment payments refund refunds flight flights hotel hotels rental fare
     itinerary catalog catalogue subscription subscriptions release releases webhook
     webhooks tweet article articles spreadsheet dropbox sharepoint crm contact
-    contacts"""
+    contacts cron crontab cronjob cronjobs scheduler daemon daemons systemd"""
 )
 
 # Verbs whose own sense is an act on a remote system.
