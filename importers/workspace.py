@@ -28,6 +28,9 @@ class _Entry:
     history: str
     directory: bool = False
     reverted: bool = False  # restored to its base content (`git checkout -- f`)
+    # Known only from what git listed (status, commit mode lines), never from a step that
+    # changed it: nothing tells when it changed, so it makes no check stale.
+    listed_only: bool = False
 
 
 class Inventory:
@@ -55,12 +58,16 @@ class Inventory:
             p = p[len(self.root) + 1 :] or "."
         return p
 
-    def _touch(self, path: str, *, created: bool | None, exists: bool, note: str) -> None:
+    def _touch(
+        self, path: str, *, created: bool | None, exists: bool, note: str, listed: bool = False
+    ) -> None:
         entry = self._paths.get(path)
         if entry is None:
             at_base = not created if created is not None else not exists
-            entry = _Entry(at_base=at_base, exists=exists, history="")
+            entry = _Entry(at_base=at_base, exists=exists, history="", listed_only=listed)
             self._paths[path] = entry
+        elif not listed:
+            entry.listed_only = False
         entry.exists = exists
         entry.reverted = False
         entry.history = hashlib.sha256(f"{entry.history}|{note}".encode()).hexdigest()
@@ -113,15 +120,16 @@ class Inventory:
         entry = self._paths.get(path)
         if change == "modified":
             if entry is None:
-                self._touch(path, created=False, exists=True, note=note)
+                self._touch(path, created=False, exists=True, note=note, listed=True)
             elif not entry.exists:
                 entry.exists = True
         elif change == "deleted":
             if entry is None:
-                self._paths[path] = _Entry(at_base=True, exists=False, history="")
-            self._touch(path, created=None, exists=False, note=note)
+                self._paths[path] = _Entry(at_base=True, exists=False, history="", listed_only=True)
+            self._touch(path, created=None, exists=False, note=note, listed=True)
         elif change == "added" and (entry is None or not entry.exists):
-            self._touch(path, created=entry is None or not entry.at_base, exists=True, note=note)
+            created = entry is None or not entry.at_base
+            self._touch(path, created=created, exists=True, note=note, listed=True)
 
     def settle(self, final: Sequence[tuple[str, str]], note: str) -> None:
         """The run's own final diff against its base: its paths take its change; other
@@ -171,7 +179,7 @@ class Inventory:
                     "change": change,
                     "digest": None if change == "deleted" else f"trace:{e.history[:32]}",
                     "renamed_from": None,
-                    "verification_sensitive": path not in self.scratch,
+                    "verification_sensitive": path not in self.scratch and not e.listed_only,
                 }
             )
         return out

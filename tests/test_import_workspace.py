@@ -1,0 +1,40 @@
+"""The workspace inventory a trace's steps build (outcomes.importers.workspace): what git
+only lists tells nothing about when a path changed. Paths and outputs written for these
+tests."""
+
+from __future__ import annotations
+
+from outcomes.importers.workspace import Inventory
+
+
+def sensitive(inv: Inventory) -> dict[str, tuple[object, object]]:
+    return {str(a["path"]): (a["change"], a["verification_sensitive"]) for a in inv.artifacts()}
+
+
+def test_a_path_only_git_lists_is_not_verification_sensitive() -> None:
+    inv = Inventory("/repo")
+    inv.write("src/lib.rs", True, "step-1")
+    inv.apply_git_listing(
+        "git add -A && git commit -m port",
+        "[main 1a2b3c4] port\n 3 files changed\n create mode 100644 Cargo.lock\n"
+        " delete mode 100644 tests/test_old.py\n create mode 100644 src/lib.rs\n",
+        "step-2",
+    )
+    assert sensitive(inv) == {
+        "Cargo.lock": ("added", False),
+        "src/lib.rs": ("added", True),
+        "tests/test_old.py": ("deleted", False),
+    }
+
+
+def test_a_step_that_changes_a_listed_path_makes_it_sensitive_again() -> None:
+    inv = Inventory("/repo")
+    inv.apply_git_listing(
+        "git status", "Changes not staged for commit:\n\tmodified:   app.py\n", "s1"
+    )
+    assert sensitive(inv) == {"app.py": ("modified", False)}
+    inv.edit("app.py", "s2")
+    assert sensitive(inv) == {"app.py": ("modified", True)}
+    # and listing it again afterwards does not make it insensitive
+    inv.apply_git_listing("git status -s", " M app.py\n", "s3")
+    assert sensitive(inv) == {"app.py": ("modified", True)}
