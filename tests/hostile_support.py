@@ -103,6 +103,8 @@ TABLE_FUNCTIONS: tuple[str, ...] = (
     "SELECT * FROM loop(numbers(1))",
     "INSERT INTO FUNCTION file('{d}/w.csv','CSV','x Int32') VALUES (1)",
     "SELECT * FROM current_accounts WHERE run_id IN (SELECT * FROM file('{d}/secret.txt'))",
+    "SELECT * FROM current_accounts(x = 1)",
+    "SELECT * FROM generate_series(1, 1000000000000)",
 )
 
 OUTFILE: tuple[str, ...] = (
@@ -180,6 +182,8 @@ PURGE_TABLES: tuple[str, ...] = (
     f"ALTER TABLE {S} UPDATE hash = 'x' WHERE 1",
     "ALTER TABLE purge_log DELETE WHERE 1",
     "INSERT INTO purge_log (run_id) VALUES ('x')",
+    f"SELECT 1 WHERE (1, 2) IN {S}",
+    "SELECT * FROM current_accounts AS a PASTE JOIN purge_attempts AS b",
 )
 
 FUNCTIONS: tuple[str, ...] = (
@@ -201,6 +205,7 @@ FUNCTIONS: tuple[str, ...] = (
     "SELECT * APPLY(file) FROM current_accounts",
     "SELECT COLUMNS('run_id') APPLY(hostName) FROM current_accounts",
     "SELECT joinGet('t', 'v', 1)",
+    "SELECT arrayMap(x -> file(x), ['{d}/secret.txt'])",
 )
 
 OTHER_STATEMENTS: tuple[str, ...] = (
@@ -242,6 +247,9 @@ RESOURCES: tuple[str, ...] = (
     "SELECT x FROM (SELECT arrayJoin(range(5000000)) AS x) WHERE x >= 0",
     "SELECT repeat('x', 200000000)",
     "SELECT randomString(2000000000)",
+    "SELECT 1 AS x ORDER BY x WITH FILL FROM 0 TO 1000000000000",
+    "WITH RECURSIVE r AS (SELECT 1 AS n UNION ALL SELECT n + 1 FROM r) SELECT count() FROM r",
+    "SELECT length(arrayMap(x -> range(10000), range(100000)))",
     "SELECT '" + "x" * 300_000 + "'",
     _deep(3000),
 )
