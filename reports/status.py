@@ -8,6 +8,11 @@ revision or of its verdicts, or a sentence `reducers/claims/formulation.py` buil
 rule of the SPEC is decided here. The copy follows the seed: what is not known is "not
 confirmed", never "almost done", and only what failed is marked failed. The same input
 always gives the same bytes.
+
+In Markdown, data renders as itself (`common/text.py`): ids are code spans
+(`markdown_code`), every other data value (cells, titles, facts, obligations) is
+literal text (`markdown_text`), so narrative HTML, a link or a `|` in the data is shown,
+never interpreted. Text output is the data as it is (the CLI escapes it for terminals).
 """
 
 from __future__ import annotations
@@ -17,6 +22,7 @@ from typing import Any
 
 import orjson
 
+from outcomes.common.text import markdown_code, markdown_text
 from outcomes.reducers.claims.formulation import open_obligations
 from outcomes.reports.model import Record, RunView
 
@@ -258,7 +264,7 @@ def render(doc: Block, fmt: str) -> str:
 
 def _then_and_now_lines(doc: Block, md: bool) -> list[str]:
     then, now = doc["then"], doc["now"]
-    title = f"Run {doc['run_id']}: then (revision {then['revision']}) and now"
+    title = f"Run {_text(doc['run_id'], md)}: then (revision {then['revision']}) and now"
     title += f" (revision {now['revision']})"
     lines = [f"# {title}" if md else title, ""]
     lines += _heading("What differs", md)
@@ -267,7 +273,10 @@ def _then_and_now_lines(doc: Block, md: bool) -> list[str]:
         lines.append("nothing shown differs")
     elif md:
         lines += ["| item | then | now |", "|---|---|---|"]
-        lines += [f"| {_md(d['item'])} | {_md(d['then'])} | {_md(d['now'])} |" for d in diffs]
+        lines += [
+            f"| {_text(d['item'], md)} | {_text(d['then'], md)} | {_text(d['now'], md)} |"
+            for d in diffs
+        ]
     else:
         lines += [f"  {d['item']}: {d['then']} -> {d['now']}" for d in diffs]
     lines.append("")
@@ -283,50 +292,59 @@ def _heading(text: str, md: bool, level: int = 2) -> list[str]:
 
 
 def _md(value: Any) -> str:
-    text = "—" if value is None else str(value)
-    return text.replace("|", "\\|").replace("\n", " ")
+    """A Markdown table cell: already literal (`_text`, `_code`), or None."""
+    return "—" if value is None else str(value)
 
 
 def _code(value: Any, md: bool) -> str:
+    """An id: a code span in Markdown."""
     if value is None:
         return "none"
-    return f"`{value}`" if md else str(value)
+    return markdown_code(str(value)) if md else str(value)
+
+
+def _text(value: Any, md: bool) -> str:
+    """A data value as literal Markdown text (None as "—"), or as it is in text."""
+    if not md:
+        return str(value)
+    return "—" if value is None else markdown_text(str(value))
 
 
 def _state(row: Mapping[str, Any], md: bool) -> str:
     """A state in words (the words carry it, not a colour); bold in Markdown if failed."""
-    label = row["state_label"]
-    return f"**{label}**" if md and row["tone"] == FAILED else str(label)
+    label = _text(row["state_label"], md)  # "not confirmed: <state>" for an unknown one
+    return f"**{label}**" if md and row["tone"] == FAILED else label
 
 
 def _block_lines(b: Block, md: bool, level: int = 1) -> list[str]:
     h = 2 if level == 1 else level
-    title = f"Run {b['run_id']}: revision {b['revision']} of {b['latest_revision']}"
+    title = f"Run {_text(b['run_id'], md)}: revision {b['revision']} of {b['latest_revision']}"
     lines: list[str] = [f"{'#' * level} {title}" if md else title, ""] if level == 1 else []
-    status = f"Status: {b['status_label']}"
-    lines.append(f"**{status}** (`{b['status']}`)" if md else f"{status} ({b['status']})")
+    status = f"Status: {_text(b['status_label'], md)}"
+    lines.append(f"**{status}** ({_code(b['status'], md)})" if md else f"{status} ({b['status']})")
     if md:
         lines.append("")
     lines += _facts(b, md)
     lines.append("")
 
-    lines += _heading(f"Why {b['status_label'].split(':')[0].lower()}", md, h)
+    lines += _heading(f"Why {_text(b['status_label'].split(':')[0].lower(), md)}", md, h)
     lines += _rows(
         md,
         ("predicate", "state", "reason", "evidence"),
         [
-            (_code(p["id"], md), _state(p, md), p["reason"],
-             ", ".join(p["evidence"]) or "none")
+            (_code(p["id"], md), _state(p, md), _text(p["reason"], md),
+             _text(", ".join(p["evidence"]) or "none", md))
             for p in b["why"]
         ],
     )  # fmt: skip
     lines += _section(md, h, "Open obligations", [o["text"] for o in b["open"]], "none")
-    lines += _heading(f"Candidate {b['candidate_snapshot'] or 'none'}: artifacts", md, h)
+    snapshot = _text(b["candidate_snapshot"] or "none", md)
+    lines += _heading(f"Candidate {snapshot}: artifacts", md, h)
     lines += _rows(
         md,
         ("path", "change", "digest", "verification-sensitive"),
         [
-            (_code(a["path"], md), a["change"], a["digest"] or "none",
+            (_code(a["path"], md), _text(a["change"], md), _text(a["digest"] or "none", md),
              "yes" if a["verification_sensitive"] else "no")
             for a in b["artifacts"]
         ],
@@ -337,8 +355,8 @@ def _block_lines(b: Block, md: bool, level: int = 1) -> list[str]:
         ("check", "state", "result", "tests", "ran on", "receipt"),
         [
             (_code(c["label"], md), _state(c, md),
-             c["result"] or "none", _num(c["tests_executed"]),
-             c["candidate_snapshot"] or "none", c["check_id"] or "none")
+             _text(c["result"] or "none", md), _num(c["tests_executed"]),
+             _text(c["candidate_snapshot"] or "none", md), _text(c["check_id"] or "none", md))
             for c in b["checks"]
         ],
     )  # fmt: skip
@@ -347,8 +365,8 @@ def _block_lines(b: Block, md: bool, level: int = 1) -> list[str]:
         md,
         ("effect", "class", "state", "receipts"),
         [
-            (_code(e["intent_id"], md), e["effect_class"] or "none",
-             _state(e, md), ", ".join(e["receipts"]) or "none")
+            (_code(e["intent_id"], md), _text(e["effect_class"] or "none", md),
+             _state(e, md), _text(", ".join(e["receipts"]) or "none", md))
             for e in b["effects"]
         ],
     )  # fmt: skip
@@ -357,7 +375,10 @@ def _block_lines(b: Block, md: bool, level: int = 1) -> list[str]:
         lines += _rows(
             md,
             ("action", "tool", "outcome"),
-            [(_code(a["action_id"], md), a["tool"], a["outcome"]) for a in b["actions"]],
+            [
+                (_code(a["action_id"], md), _text(a["tool"], md), _text(a["outcome"], md))
+                for a in b["actions"]
+            ],
         )
     if b["contradictions"]:
         lines += _heading("Contradictions", md, h)
@@ -365,9 +386,9 @@ def _block_lines(b: Block, md: bool, level: int = 1) -> list[str]:
             md,
             ("subject", "kind", "evidence"),
             [
-                (_code(c["subject"], md), c["kind"],
-                 "; ".join(f"{e['value']} ({e['event_id']}, {e['occurred_at']})"
-                           for e in c["evidence"]))
+                (_code(c["subject"], md), _text(c["kind"], md),
+                 _text("; ".join(f"{e['value']} ({e['event_id']}, {e['occurred_at']})"
+                                 for e in c["evidence"]), md))
                 for c in b["contradictions"]
             ],
         )  # fmt: skip
@@ -377,7 +398,11 @@ def _block_lines(b: Block, md: bool, level: int = 1) -> list[str]:
             md,
             ("kind", "subject", "evidence"),
             [
-                (f["kind"], _code(f["subject"], md), ", ".join(f["evidence"]) or "none")
+                (
+                    _text(f["kind"], md),
+                    _code(f["subject"], md),
+                    _text(", ".join(f["evidence"]) or "none", md),
+                )
                 for f in b["provenance_findings"]
             ],
         )
@@ -390,8 +415,8 @@ def _block_lines(b: Block, md: bool, level: int = 1) -> list[str]:
             md,
             ("narrative", "claim", "verdict", "the account supports"),
             [
-                (c["narrative_id"], quote(c), _state(c, md),
-                 c["supported"] or "—")
+                (_text(c["narrative_id"], md), _text(quote(c), md), _state(c, md),
+                 _text(c["supported"] or "—", md))
                 for c in decided
             ],
         )  # fmt: skip
@@ -401,7 +426,15 @@ def _block_lines(b: Block, md: bool, level: int = 1) -> list[str]:
             lines += _rows(
                 md,
                 ("narrative", "claim", "kind", "reason"),
-                [(c["narrative_id"], quote(c), c["claim_kind"], c["reason"]) for c in review],
+                [
+                    (
+                        _text(c["narrative_id"], md),
+                        _text(quote(c), md),
+                        _text(c["claim_kind"], md),
+                        _text(c["reason"], md),
+                    )
+                    for c in review
+                ],
             )
     lines += _heading("Revisions", md, h)
     lines += _rows(
@@ -409,8 +442,8 @@ def _block_lines(b: Block, md: bool, level: int = 1) -> list[str]:
         ("revision", "status", "changed", "trigger", "observation cutoff"),
         [
             (("▶ " if r["revision"] == b["revision"] else "") + str(r["revision"]),
-             r["state_label"], ", ".join(r["changes"]) or "—", r["trigger_event_id"],
-             r["observation_cutoff"])
+             _text(r["state_label"], md), _text(", ".join(r["changes"]) or "—", md),
+             _text(r["trigger_event_id"], md), _text(r["observation_cutoff"], md))
             for r in b["chain"]
         ],
     )  # fmt: skip
@@ -447,7 +480,7 @@ def _facts(b: Block, md: bool) -> list[str]:
         ("State revision", b["state_revision"]),
     ]
     if md:
-        return [f"- {k}: {v}" for k, v in pairs]
+        return [f"- {k}: {markdown_text(str(v))}" for k, v in pairs]
     width = max(len(k) for k, _ in pairs)
     return [f"  {k.ljust(width)}  {v}" for k, v in pairs]
 
@@ -469,7 +502,7 @@ def _section(md: bool, level: int, title: str, items: Sequence[str], empty: str)
     lines = _heading(title, md, level)
     if not items:
         return [*lines, empty, ""]
-    return [*lines, *(f"- {i}" if md else f"  - {i}" for i in items), ""]
+    return [*lines, *(f"- {markdown_text(i)}" if md else f"  - {i}" for i in items), ""]
 
 
 def _rows(md: bool, header: Sequence[str], rows: Sequence[Sequence[str]]) -> list[str]:

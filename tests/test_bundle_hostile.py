@@ -264,6 +264,7 @@ def test_a_bundle_verifies_whatever_its_run_id_holds(
 # -- report.md shows the narrative's markup as text -------------------------------------
 
 HOSTILE_TEXT = (
+    "All <script>alert(4)</script> tests pass.\n"  # a claim whose words hold a tag
     "Done! <script>alert('x')</script> See [the notes](javascript:alert(1)) and "
     "<img src=x onerror=alert(2)> or <javascript:alert(3)>.\n"
     "# not a heading\n"
@@ -272,7 +273,7 @@ HOSTILE_TEXT = (
 )
 
 
-def test_report_md_escapes_the_narratives_html_and_links(replayed: Path, tmp_path: Path) -> None:
+def test_report_md_escapes_the_narratives_html_and_links(tmp_path: Path) -> None:
     lines = SAMPLE.read_text().splitlines()
     for index, line in enumerate(lines):
         if '"narrative.submitted"' in line:
@@ -281,18 +282,26 @@ def test_report_md_escapes_the_narratives_html_and_links(replayed: Path, tmp_pat
             lines[index] = json.dumps(event)
     events = tmp_path / "events.jsonl"
     events.write_text("\n".join(lines) + "\n")
+    replayed = tmp_path / "outputs.jsonl"  # the claims are read from this narrative
+    assert outcomes("replay", str(events), "--out", str(replayed)).returncode == 0
     out = tmp_path / "b"
     proc = outcomes(
         "export", RUN, "--from", str(replayed), "--events", str(events), "--out", str(out)
     )
     assert proc.returncode == 0, proc.stderr
     report = (out / "report.md").read_text()
-    # The report's own part (timeline, narratives, claim maps), rendered with raw HTML
-    # enabled (CommonMark's default): the narrative is text, no tag, no link, no image.
-    own = report[report.index("## Revision timeline") :]
-    rendered = MarkdownIt("commonmark").render(own)
-    for made in ("<script", "<img", "href=", "<h1", "<ol"):
+    # The whole report (the status block with its claim table, the timeline, the
+    # narratives, the claim maps), rendered with raw HTML enabled (CommonMark's
+    # default): the narrative and the claims quoted from it are text, no tag, no link,
+    # no image; the one heading of level 1 is the report's title.
+    rendered = MarkdownIt("commonmark").render(report)
+    for made in ("<script", "<img", "href=", "<ol"):
         assert made not in rendered, made
+    assert rendered.count("<h1") == 1 and rendered.startswith("<h1>Run ")
+    status_part = report[: report.index("## Revision timeline")]
+    # The status block's claim table quotes the claim with its tag, as text.
+    assert "| “All \\<script\\>alert(4)\\</script\\> tests pass” | supported |" in status_part
+    assert "&lt;script&gt;alert(4)&lt;/script&gt; tests pass" in rendered
     assert "&lt;script&gt;alert('x')&lt;/script&gt;" in rendered
     assert "[the notes](javascript:alert(1))" in rendered
     assert outcomes("verify-bundle", str(out)).returncode == 0

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from outcomes.common.text import markdown_text
 from tests.cli_support import outcomes
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -55,10 +56,15 @@ def test_show_escapes_what_the_terminal_would_act_on(
     expected = outcomes("show", HOSTILE[RUN][1], "--from", str(literal), "--format", fmt)
     assert expected.returncode == 0, expected.stderr
     assert shown.stdout == expected.stdout
-    assert shown.stdout.splitlines()[0].startswith(
-        f"{'# ' if fmt == 'markdown' else ''}Run run\\x1b[31m\\nStatus: complete: revision 3"
-    )
-    assert "snap\\u202e-2" in shown.stdout and "src/app\\r.py" in shown.stdout
+    # The escapes as the terminal shows them; in Markdown, also as literal Markdown text
+    # (a backslash or a bracket of the data renders as itself, reports/status.py).
+    run, snap = "run\\x1b[31m\\nStatus: complete", "snap\\u202e-2"
+    if fmt == "markdown":
+        run, snap = f"# Run {markdown_text(run)}", markdown_text(snap)
+    else:
+        run = f"Run {run}"
+    assert shown.stdout.splitlines()[0].startswith(f"{run}: revision 3")
+    assert snap in shown.stdout and "src/app\\r.py" in shown.stdout
 
 
 def test_json_keeps_the_data_as_it_is(replayed: str, tmp_path: Path) -> None:
