@@ -9,7 +9,14 @@ from typing import Any
 
 from outcomes.common.text import markdown_code, markdown_lines, markdown_text
 from outcomes.reports.model import Record, RunView
-from outcomes.reports.status import Block, differences, quote, render, status_block
+from outcomes.reports.status import (
+    Block,
+    differences,
+    quote,
+    render,
+    status_block,
+    verdict_copy,
+)
 
 # A verdict's subject names an account entry by family (docs/claims.md).
 SUBJECT_FAMILIES = ("check", "effect", "artifact", "action", "snapshot")
@@ -158,10 +165,12 @@ def markdown(view: RunView) -> str:
         ]
         for c in m["claims"]:
             said = quote(c)
-            now = c["verdict"] + (" (withdrawn)" if c["withdrawn"] else "")
+            # The verdict in the words every report uses ("needs review", not the value).
+            now = verdict_copy(c["verdict"])[0] + (" (withdrawn)" if c["withdrawn"] else "")
             on = c["judged_on"]
             where = f"{on['revision_id']} {on['subject'] or 'status'}"
-            first = f"{c['first_verdict']} at {c['first_judged_on']['revision_id']}"
+            first_words = verdict_copy(c["first_verdict"])[0]
+            first = f"{first_words} at {c['first_judged_on']['revision_id']}"
             if c["first_supported"] and c["first_supported"] != c["supported"]:
                 first += f": {c['first_supported']}"
             cells = [said, c["claim_kind"], now, where, first, c["supported"] or "—"]

@@ -10,6 +10,7 @@ import pytest
 
 from outcomes.reports.html import page
 from outcomes.reports.model import RunView
+from outcomes.reports.report import markdown
 from outcomes.reports.status import (
     FAILED,
     REVIEW,
@@ -164,3 +165,28 @@ def test_the_page_marks_it_in_its_own_tone_and_lists_it_for_review() -> None:
     assert ".state.tone-review" in html  # styled, and not with the failure colour
     review_rules = [line for line in html.splitlines() if "tone-review" in line and "{" in line]
     assert review_rules and not any("--failed" in line for line in review_rules)
+
+
+def test_report_md_claim_maps_use_the_verdict_words() -> None:
+    """report.md's claim tables say "needs review", now and as the first verdict, never
+    the value `needs_review`."""
+    later = verdict("0", "needs_review", "hedged", (0, 14), settlement=2, account_revision=2)
+    runs = RunView.of(
+        RUN,
+        [revision(1, "failed"), revision(2, "failed")],
+        [CONTRADICTED, later, REVIEWED],
+        [NARRATIVE],
+    )
+    maps = markdown(runs)[markdown(runs).index("## Narratives") :]
+    rows = {
+        claim: line.split(" | ")
+        for line in maps.splitlines()
+        for claim in ("All tests pass", "Done")
+        if f"“{claim}”" in line
+    }
+    # | claim | kind | verdict now | judged on | first verdict | the account supports |
+    assert rows["All tests pass"][2] == "needs review"
+    assert rows["All tests pass"][4].startswith("contradicted at ")
+    assert rows["Done"][2] == "needs review"
+    assert rows["Done"][4].startswith("needs review at ")
+    assert "needs\\_review" not in maps and "needs_review" not in maps
