@@ -248,6 +248,8 @@ def check_of(simple: Simple) -> Check | None:
     w = list(simple.words)
     prog = simple.program
     args = w[1:]
+    if _asks_about_itself(args):
+        return None  # `pylint --version`, `pytest --help`: the tool reports on itself
     kind: str | None = None
     runner = prog
     if prog in _TEST_RUNNERS or prog.endswith("runtests.py") or prog == "runtests":
@@ -321,6 +323,11 @@ def check_of(simple: Simple) -> Check | None:
     label = simple.text
     focused = _focused(runner, args)
     return Check(kind, label, runner, focused)
+
+
+def _asks_about_itself(args: list[str]) -> bool:
+    """`--version`/`--help` anywhere, or `-V`/`-h` as the only argument."""
+    return any(a in {"--version", "--help"} for a in args) or args in (["-V"], ["-h"])
 
 
 def _package_script(prog: str, args: list[str]) -> str | None:
@@ -418,7 +425,9 @@ def summary_of(output: str) -> Summary | None:
     for m in _PYTEST.finditer(output):
         body = m.group(1)
         if body == "no tests ran":
-            found.append((m.start(), Summary("fail", 0, m.group(0).strip())))
+            # pytest's exit 5: nothing was collected. No test failed and none passed;
+            # the receipt says so with 0 tests (SPEC: missing evidence is indeterminate).
+            found.append((m.start(), Summary("indeterminate", 0, m.group(0).strip())))
             continue
         passed = _count(body, "passed") + _count(body, "xfailed") + _count(body, "xpassed")
         failed = _count(body, "failed") + _count(body, "error")
@@ -544,7 +553,17 @@ def check_verdict(
         return Verdict("indeterminate", 0, "no summary and no exit status")
     if status == 0:
         return Verdict("pass", 1, "exit code 0")
+    if status == _PYTEST_NO_TESTS and _runs_pytest(simple):
+        return Verdict("indeterminate", 0, "exit code 5: no tests collected")
     return Verdict("fail", 0, f"exit code {status}")
+
+
+_PYTEST_NO_TESTS = 5  # pytest's exit status when it collected no tests
+
+
+def _runs_pytest(simple: Simple) -> bool:
+    check = check_of(simple)
+    return check is not None and check.runner in {"pytest", "py.test"}
 
 
 # -- git and other effects -------------------------------------------------------------

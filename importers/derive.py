@@ -28,7 +28,14 @@ import posixpath
 from collections.abc import Iterator
 from typing import Any
 
-from outcomes.importers.commands import Effect, read_command, tool_effect
+from outcomes.importers.commands import (
+    Check,
+    Effect,
+    check_of,
+    read_command,
+    split_command,
+    tool_effect,
+)
 from outcomes.importers.trace import FileChange, Finish, Message, Started, ToolCall, Trace
 from outcomes.importers.workspace import Inventory
 from outcomes.reducers.timefmt import format_rfc3339
@@ -174,7 +181,8 @@ class _Builder:
         elif call.output:
             self.inventory.apply_git_listing(command, call.output, call.where)
         reading = read_command(command, call.output, call.exit_code, timed_out=call.timed_out)
-        for index, (check, verdict) in enumerate(reading.checks):
+        checks = [(c, v) for c, v in reading.checks if not self._on_scratch_only(c, command, call)]
+        for index, (check, verdict) in enumerate(checks):
             snapshot = self.current_snapshot(step, call.where, at)
             self.emit(
                 step,
@@ -194,6 +202,21 @@ class _Builder:
             )
         for index, effect in enumerate(reading.effects):
             self._effect(step, f"effect-{index}", call, effect, at)
+
+    def _on_scratch_only(self, check: Check, command: str, call: ToolCall) -> bool:
+        """A linter or type checker whose every target is a file the run created and
+        removed again reports on that file, not on the workspace: it makes no receipt."""
+        if check.kind not in ("lint", "typecheck") or not self.inventory.scratch:
+            return False
+        for simple in split_command(command):
+            if check_of(simple) != check:
+                continue
+            targets = [
+                w for w in simple.words[1:] if not w.startswith("-") and ("." in w or "/" in w)
+            ]
+            paths = [self.inventory.relative(t, call.cwd) for t in targets]
+            return bool(paths) and all(p in self.inventory.scratch for p in paths)
+        return False
 
     def _effect(self, step: int, part: str, call: ToolCall, effect: Effect, at: int) -> None:
         intent = f"{call.call_id}:{effect.kind or effect.effect_class}:{part.rsplit('-', 1)[-1]}"

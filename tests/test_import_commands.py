@@ -96,9 +96,20 @@ def test_the_runner_summary_decides_with_its_counts() -> None:
     assert checks("mypy .", "Success: no issues found in 3 source files", 0)[0][1] == "pass"
 
 
-def test_no_tests_collected_is_no_pass() -> None:
+def test_no_tests_collected_is_no_pass_and_no_failure() -> None:
+    # pytest's exit 5: nothing collected, so nothing passed and nothing failed
     result = checks("pytest x.py", "===== no tests ran in 0.01s =====", 5)
-    assert result == [("pytest x.py", "fail", 0)]
+    assert result == [("pytest x.py", "indeterminate", 0)]
+    assert checks("pytest -q x.py", "", 5) == [("pytest -q x.py", "indeterminate", 0)]
+    # another runner's exit 5 is a failure like any other non-zero status
+    assert checks("cargo test", "", 5) == [("cargo test", "fail", 0)]
+
+
+def test_a_tool_asked_for_its_version_or_help_runs_no_check() -> None:
+    assert checks("pylint --version", "pylint 3.0.0", 0) == []
+    assert checks("pytest --help", "usage: pytest [options]", 0) == []
+    assert checks("mypy -V", "mypy 1.8.0", 0) == []
+    assert checks("mypy -V src", "Success: no issues found in 3 source files", 0) != []
 
 
 def test_an_unknown_outcome_is_indeterminate_never_pass() -> None:

@@ -4,6 +4,8 @@ tests."""
 
 from __future__ import annotations
 
+from outcomes.importers.derive import derive
+from outcomes.importers.trace import Finish, ToolCall, Trace
 from outcomes.importers.workspace import Inventory
 
 
@@ -38,3 +40,48 @@ def test_a_step_that_changes_a_listed_path_makes_it_sensitive_again() -> None:
     # and listing it again afterwards does not make it insensitive
     inv.apply_git_listing("git status -s", " M app.py\n", "s3")
     assert sensitive(inv) == {"app.py": ("modified", True)}
+
+
+def shell(n: int, command: str, output: str = "", exit_code: int = 0) -> ToolCall:
+    return ToolCall(
+        f"c{n}",
+        "bash",
+        "shell",
+        f"step {n}",
+        n,
+        command=command,
+        output=output,
+        exit_code=exit_code,
+    )
+
+
+def receipts(steps: list[ToolCall]) -> list[tuple[object, object]]:
+    trace = Trace("test", "agent", "trace.json", (*steps, Finish("end", 99)), root="/repo")
+    return [
+        (e["label"], e["result"])
+        for e in derive(trace, "run-1")
+        if e["type"] == "verification.receipt"
+    ]
+
+
+def test_a_linter_run_only_on_a_scratch_file_makes_no_receipt() -> None:
+    steps = [
+        shell(1, "echo 'x = 1' > probe.py"),
+        shell(2, "pylint probe.py", "C0103: Constant name", 16),
+        shell(3, "pylint src/app.py probe.py", "C0103: Constant name", 16),
+        shell(4, "rm probe.py"),
+        shell(5, "ruff check src/app.py", "All checks passed!", 0),
+    ]
+    assert receipts(steps) == [
+        ("pylint src/app.py probe.py", "fail"),
+        ("ruff check src/app.py", "pass"),
+    ]
+
+
+def test_a_test_run_on_a_scratch_file_still_makes_a_receipt() -> None:
+    steps = [
+        shell(1, "echo 'def test_x(): pass' > test_probe.py"),
+        shell(2, "pytest test_probe.py", "==== 1 passed in 0.01s ====", 0),
+        shell(3, "rm test_probe.py"),
+    ]
+    assert receipts(steps) == [("pytest test_probe.py", "pass")]
