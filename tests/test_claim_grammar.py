@@ -384,3 +384,18 @@ def test_set_up_takes_its_kind_from_what_it_sets_up() -> None:
     assert asserted("I set up a cron job to purge the cache nightly.") == [("effect", "I set up")]
     assert asserted("I set up a systemd daemon for the exporter.") == [("effect", "I set up")]
     assert asserted("I set up the project skeleton.") == [("completion", "I set up")]
+
+
+def test_conformance_in_the_texts_own_voice_is_a_verification_claim() -> None:
+    assert asserted("**Layout:** Matches the mockup's two-column grid.") == [
+        ("verification", "Matches")
+    ]
+    assert asserted("It now conforms to the OpenAPI schema.") == [
+        ("verification", "It now conforms")
+    ]
+    assert asserted("The bundle is fully ESM-compliant.") == [
+        ("verification", "The bundle is fully ESM-compliant")
+    ]
+    # a description or a condition is no claim
+    assert asserted("Keep every line that matches the pattern.") == []
+    assert asserted("If the header matches, the parser stops.") == []

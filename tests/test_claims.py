@@ -389,6 +389,28 @@ def test_a_claim_names_a_check_by_a_distinctive_word_of_its_command() -> None:
     ]
 
 
+def test_a_conformance_claim_no_check_names_goes_to_review() -> None:
+    b = RunBuilder()
+    events = [
+        b.goal(),
+        b.snapshot(),
+        b.receipt("npm run build", "pass"),
+        b.receipt("npx ajv validate -s openapi.json", "fail"),
+        b.finalize(),
+    ]
+    # the build passed, but nothing compared the page with the mockup
+    assert brief(check(b, events, "**Layout:** Matches the mockup.")) == [
+        ("verification", "needs_review", None, "no_matching_check")
+    ]
+    assert brief(check(b, [b.finalize(None)], "The bundle is fully ESM-compliant.")) == [
+        ("verification", "needs_review", None, "no_matching_check")
+    ]
+    # a check the claim names by a word of its command decides
+    assert brief(check(b, events, "It now conforms to the openapi schema.")) == [
+        ("verification", "contradicted", "check:npx ajv validate -s openapi.json", "check_failing")
+    ]
+
+
 def test_completion_without_a_goal_is_unverifiable() -> None:
     b = RunBuilder()
     events = [b.snapshot(), b.receipt("unit", "pass"), b.finalize()]

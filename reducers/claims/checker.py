@@ -284,6 +284,10 @@ def _named_by_word(text: str, found: Found, facts: Facts) -> list[str]:
 
 def _judge_verification(found: Found, facts: Facts, mentions: Mentions, text: str) -> Judgement:
     labels = _named(found, mentions, facts.checks) or _named_by_word(text, found, facts)
+    if not labels and found.phrase == "conforms":
+        # "Matches the design", "is ESM-compliant": only a check of that property could
+        # back it, and none names it; a person decides (SPEC 6).
+        return Judgement("needs_review", None, "no_matching_check")
     if not labels:
         if facts.verification == "pass":
             return Judgement("supported", None, "verification_pass")

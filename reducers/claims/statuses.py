@@ -362,11 +362,41 @@ _REFERENCED_COMMITS = frozenset({"head", "base", "parent", "previous", "current"
 _HEX = re.compile(r"`?[0-9a-f]{7,40}`?$")
 
 
+_CONFORM_VERBS = frozenset({"matches", "conforms", "complies", "adheres"})
+# What may stand between an elided or pronoun subject and a conformance verb.
+_CONFORM_LEAD = frozenset({"it", "now", "fully", "also", "closely", "faithfully", "exactly"})
+
+
+def _conform_word(w: str) -> bool:
+    return w in _CONFORM_VERBS or w == "compliant" or w.endswith("-compliant")
+
+
+def _conformance(words: Sequence[str], i: int) -> int | None:
+    """Where a conformance claim at `words[i]` starts, or None: a present-tense verb
+    with its subject elided (sentence start, after a label's colon) or a pronoun, or
+    "is/are (fully) X-compliant"."""
+    w = words[i]
+    if w in _CONFORM_VERBS:
+        j = i
+        while j > 0 and words[j - 1] in _CONFORM_LEAD:
+            j -= 1
+        if j == 0 or words[j - 1] == ":":
+            return j
+        return None
+    if w == "compliant" or w.endswith("-compliant"):
+        j = i
+        while j > 0 and words[j - 1] in ("fully", "now", "100%", "completely"):
+            j -= 1
+        if j > 0 and words[j - 1] in ("is", "are"):
+            return subject_start(words, j - 1, clause_start(words, j - 1))
+    return None
+
+
 def sentence_candidates(words: Sequence[str], toks: Sequence[Token]) -> list[Candidate]:
     out: list[Candidate] = []
     n = len(words)
     for i, w in enumerate(words):
-        if w not in TRIGGERS and not w.startswith("match"):
+        if w not in TRIGGERS and not w.startswith("match") and not _conform_word(w):
             continue
         nxt = words[i + 1] if i + 1 < n else ""
         # "Commit: 47d0420", "Git Commit: 0d292f1e", "(commit `c9d84e46`)".
@@ -454,6 +484,11 @@ def sentence_candidates(words: Sequence[str], toks: Sequence[Token]) -> list[Can
         # "matching the reference exactly".
         if w.startswith("match") and "exactly" in words[i + 1 : i + 6]:
             out.append(Candidate("verification", "matches", i, words.index("exactly", i), i))
+        # Conformance in the text's own voice: "Matches the design", "It conforms to the
+        # schema", "Now complies with RFC 5322", "The folder is fully ESM-compliant".
+        conform = _conformance(words, i)
+        if conform is not None:
+            out.append(Candidate("verification", "conforms", conform, i, i))
         # "rc=0", "exit code 0".
         if w in ("rc=0", "exit=0") or (w == "code" and nxt == "`n" and toks[i + 1].raw == "0"):
             lo = i - 1 if i > 0 and is_marker(words[i - 1]) else i
