@@ -26,6 +26,7 @@ import os
 import tempfile
 import time
 from collections import defaultdict
+from typing import Any
 
 import fastavro
 
@@ -52,7 +53,7 @@ def _long(value: int) -> bytes:
     return bytes(out)
 
 
-def container(schema: object, bodies: list[bytes]) -> bytes:
+def container(schema: dict[str, Any], bodies: list[bytes]) -> bytes:
     """An Avro object container of one block holding `bodies` (Avro binary, no framing):
     the header fastavro writes for the schema, then the block by hand, byte for byte."""
     head = io.BytesIO()
