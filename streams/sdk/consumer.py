@@ -181,6 +181,11 @@ class AccountRevision(_Item):
         return self.revision == 1 or "status" in self.changes
 
 
+ClaimVerdictValue = Literal["supported", "contradicted", "omitted", "unverifiable", "needs_review"]
+"""The verdicts of schemas/io.outcomes.v1.ClaimVerdictValue.avsc. `needs_review` is a claim
+the reader could not decide: route it to a person, never count it as contradicted."""
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ClaimVerdict(_Item):
     """A verdict on one narrative claim, or a later settlement of it. `id` is the
@@ -190,13 +195,18 @@ class ClaimVerdict(_Item):
     claim_id: str | None
     narrative_id: str
     settlement: int
-    verdict: str
+    verdict: ClaimVerdictValue
     claim_kind: str
     subject: str | None
     withdrawn: bool
     # What the account supports in the claim's place (contradicted), or the obligation an
     # omission leaves out; None otherwise.
     supported: str | None
+
+    @property
+    def needs_review(self) -> bool:
+        """The reader could not decide this claim: a person should read it."""
+        return self.verdict == "needs_review"
 
 
 Item = Notification | ClaimNotification | AccountRevision | ClaimVerdict
