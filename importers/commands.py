@@ -353,12 +353,16 @@ def _script_kind(name: str) -> str:
     return "test"
 
 
+# Arguments that name the whole tree, not particular tests: Go's `./...`, `.`.
+_WHOLE_TREE = frozenset({"./...", "...", ".", "./"})
+
+
 def _focused(runner: str, args: list[str]) -> bool:
     """Does the check name particular tests (a path, a node id, `-k`)?"""
     for a in args:
         if a in {"-k", "-run", "--run", "-t", "--testNamePattern", "--filter", "-p", "--package"}:
             return True
-        if a.startswith("-"):
+        if a.startswith("-") or a in _WHOLE_TREE:
             continue
         if "/" in a or "::" in a or re.search(r"\.(py|rs|go|ts|js|tsx|jsx|java)$", a):
             return True

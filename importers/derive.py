@@ -57,7 +57,7 @@ class _Builder:
         self.run_id = run_id
         self.name = posixpath.basename(trace.path) or trace.path
         self.inventory = Inventory(trace.root, scratch)
-        self.clock = trace.started_at if trace.started_at is not None else 0
+        self.clock = trace.started_at if trace.started_at is not None else _before_first(trace)
         self.events: list[Event] = []
         self.snapshot: str | None = None
         self.snapshot_print: str | None = None
@@ -317,6 +317,18 @@ class _Builder:
                 channel="final_message",
                 text=message.text[:60000],
             )
+
+
+# Steps before a trace's first time are dated in the millisecond before it.
+_LEAD_IN_US = 1000
+
+
+def _before_first(trace: Trace) -> int:
+    """Where the clock starts when the trace gives no start time: just before its first
+    timestamped step (a stream whose first row, the user's prompt, has no time), else 0
+    (a format without clocks counts microseconds from the epoch)."""
+    first = next((s.at for s in trace.steps if s.at is not None), None)
+    return max(0, first - _LEAD_IN_US) if first is not None else 0
 
 
 def _outcome(call: ToolCall) -> tuple[str, str | None]:

@@ -244,3 +244,19 @@ def test_listing_the_crontab_schedules_nothing() -> None:
     assert missing.effects == ()
     refused = read_command("crontab /tmp/jobs", "bash: crontab: command not found", 127)
     assert [(e.effect_class, e.outcome) for e in refused.effects] == [("schedule", "failed")]
+
+
+@pytest.mark.parametrize(
+    ("line", "focused"),
+    [
+        ("go test ./...", False),
+        ("go test ./internal/parse/...", True),
+        ("pytest", False),
+        ("pytest tests/test_a.py", True),
+        ("cargo test -p core", True),
+    ],
+)
+def test_a_check_is_focused_when_it_names_particular_tests(line: str, focused: bool) -> None:
+    (simple,) = split_command(line)
+    check = check_of(simple)
+    assert check is not None and check.focused is focused

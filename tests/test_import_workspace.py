@@ -1,11 +1,14 @@
-"""The workspace inventory a trace's steps build (outcomes.importers.workspace): what git
-only lists tells nothing about when a path changed. Paths and outputs written for these
-tests."""
+"""What outcomes.importers.derive and its workspace inventory make of a trace's steps:
+what git only lists tells nothing about when a path changed, a linter on a scratch file
+is no check, the clock starts at the trace's first time. Paths, outputs and times
+written for these tests."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from outcomes.importers.derive import derive
-from outcomes.importers.trace import Finish, ToolCall, Trace
+from outcomes.importers.trace import Finish, Message, ToolCall, Trace
 from outcomes.importers.workspace import Inventory
 
 
@@ -85,3 +88,18 @@ def test_a_test_run_on_a_scratch_file_still_makes_a_receipt() -> None:
         shell(3, "rm test_probe.py"),
     ]
     assert receipts(steps) == [("pytest test_probe.py", "pass")]
+
+
+def test_steps_before_the_first_time_are_dated_just_before_it() -> None:
+    first = 1_769_750_000_000_000  # a time in 2026, in microseconds
+    build = replace(shell(2, "npm run build", "built in 1.2s", 0), at=first)
+    steps = (Message("user", "Build the page.", None, "line 1"), build, Finish("end", None))
+    events = derive(Trace("test", "agent", "t.jsonl", steps, root="/repo"), "run-1")
+    started = next(e for e in events if e["type"] == "run.started")
+    assert started["occurred_at"].startswith("2026-01-30T")
+    times = [e["occurred_at"] for e in events]
+    assert times == sorted(times)
+    # a trace without any time still counts from the epoch
+    untimed = (steps[0], replace(build, at=None), steps[2])
+    events = derive(Trace("test", "agent", "t.jsonl", untimed, root="/repo"), "run-1")
+    assert events[0]["occurred_at"].startswith("1970-01-01T")
