@@ -164,9 +164,11 @@ class _Builder:
         elif call.kind in {"write", "edit", "delete"} and call.path and ran:
             path = self.inventory.relative(call.path, call.cwd)
             if call.kind == "write":
-                self.inventory.write(path, call.created, f"{call.where}:{call.content or ''}")
+                # a change is noted by its content, not its position (content digests)
+                self.inventory.write(path, call.created, f"write:{call.content or call.where}")
             elif call.kind == "edit":
-                self.inventory.edit(path, call.where)
+                change = sorted(call.arguments.items()) if call.arguments else call.where
+                self.inventory.edit(path, f"edit:{change!r}")
             else:
                 self.inventory.delete(path, call.where)
         elif call.kind == "other":

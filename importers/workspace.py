@@ -190,13 +190,16 @@ class Inventory:
     # -- shell commands ----------------------------------------------------------------
 
     def apply_shell(self, command: str, output: str | None, cwd: str | None, note: str) -> None:
-        """Apply the file operations of a command line that ran without an error."""
+        """Apply the file operations of a command line that ran without an error. The
+        change each makes is noted by the whole line (heredoc bodies included), not by
+        where it stands: the same line re-run after a restore gives the same digest."""
         here = cwd
+        change = f"sh:{cwd or ''}:{command}"
         for simple in split_command(command):
             if simple.program == "cd" and len(simple.words) > 1:
                 here = posixpath.normpath(posixpath.join(here or self.root or "/", simple.words[1]))
                 continue
-            self._apply_simple(simple, here, note)
+            self._apply_simple(simple, here, change)
         if output:
             self.apply_git_listing(command, output, note)
 
@@ -295,7 +298,7 @@ class Inventory:
             if entry.at_base:
                 entry.exists = True
                 entry.reverted = True
-                entry.history = hashlib.sha256(f"{entry.history}|{note}".encode()).hexdigest()
+                entry.history = ""  # the base content again: its history starts over
 
     def _download(self, words: list[str], cwd: str | None, note: str) -> None:
         """The file `curl -o F` / `curl -O URL` / `wget [-O F] URL` writes."""

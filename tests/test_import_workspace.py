@@ -103,3 +103,39 @@ def test_steps_before_the_first_time_are_dated_just_before_it() -> None:
     untimed = (steps[0], replace(build, at=None), steps[2])
     events = derive(Trace("test", "agent", "t.jsonl", untimed, root="/repo"), "run-1")
     assert events[0]["occurred_at"].startswith("1970-01-01T")
+
+
+def digests(inv: Inventory) -> dict[str, object]:
+    return {str(a["path"]): a["digest"] for a in inv.artifacts()}
+
+
+def test_a_reapplied_identical_change_after_a_restore_gives_the_same_digest() -> None:
+    inv = Inventory("/repo")
+    fix = "sed -i 's/return a/return b/' lib/core.py"
+    inv.apply_shell(fix, "", "/repo", "step 1")
+    fixed = digests(inv)
+    inv.apply_shell("git checkout -- lib/core.py", "", "/repo", "step 2")
+    assert digests(inv) == {}  # back to the base: no change
+    inv.apply_shell(fix, "", "/repo", "step 3")
+    assert digests(inv) == fixed
+    # a different change after the restore is a different digest
+    inv.apply_shell("git checkout -- lib/core.py", "", "/repo", "step 4")
+    inv.apply_shell("sed -i 's/return a/return c/' lib/core.py", "", "/repo", "step 5")
+    assert digests(inv) != fixed and set(digests(inv)) == {"lib/core.py"}
+
+
+def test_a_restore_then_the_same_edit_makes_an_earlier_check_eligible_again() -> None:
+    steps = [
+        shell(1, "sed -i 's/x/y/' pkg/mod.py"),
+        shell(2, "pytest tests/test_mod.py", "==== 3 passed in 0.02s ====", 0),
+        shell(3, "git checkout pkg/mod.py"),
+        shell(4, "sed -i 's/x/y/' pkg/mod.py"),
+    ]
+    trace = Trace("test", "agent", "t.json", (*steps, Finish("end", 99)), root="/repo")
+    events = derive(trace, "run-1")
+    (receipt,) = [e for e in events if e["type"] == "verification.receipt"]
+    snapshots = {
+        e["snapshot_id"]: e["artifacts"] for e in events if e["type"] == "workspace.snapshot"
+    }
+    final = next(e for e in events if e["type"] == "finalize.requested")
+    assert snapshots[receipt["candidate_snapshot"]] == snapshots[final["candidate_snapshot"]]
