@@ -450,6 +450,16 @@ def sample_records() -> list[OutputRecord]:
             None,
             subject="check:suite",
         ),
+        # run-c's narrative hedges: the reader cannot decide it, a person should.
+        verdict(
+            "run-c",
+            "nar-3",
+            "0",
+            "persistence",
+            "needs_review",
+            "hedged",
+            (0, 33, "It looks like the store was saved."),
+        ),
         dead_letter(
             reason="schema_violation",
             message="unknown field 'colour'",

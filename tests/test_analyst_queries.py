@@ -170,6 +170,18 @@ def check_unsupported_claims(r: QueryResult) -> None:
     assert {x["run_id"] for x in rows(r)} == {"run-b"}
 
 
+def check_claims_for_review(r: QueryResult) -> None:
+    want = sorted(
+        (v["run_id"], v["narrative_id"], v["span_text"] or "")
+        for v in current_verdicts()
+        if v["verdict"] == "needs_review"
+    )
+    got = sorted((x["run_id"], x["narrative_id"], x["span_text"] or "") for x in rows(r))
+    assert got == want and want
+    # A claim for review is not among the claims the account does not bear out.
+    assert all(v["verdict"] != "contradicted" for v in current_verdicts() if v["run_id"] == "run-c")
+
+
 def check_claim_settlements(r: QueryResult) -> None:
     verdicts = [x.body for x in RECORDS if x.kind == "claim_verdict"]
     changed = {v["claim_id"] for v in verdicts if v["settlement"] > 1}
