@@ -520,7 +520,7 @@ class BatchWorker:
         c, stats = self.counters, self.fold_stats
         log.info(
             "progress forwarded=%d folded=%d dead_letters=%d outputs=%d commits=%d "
-            "lag=%d cached_runs=%d rebuilt_runs=%d merge_buffered=%d",
+            "lag=%d cached_runs=%d rebuilt_runs=%d merge_buffered=%d older_rules=%d unreadable=%d",
             c.forwarded,
             c.folded,
             c.dead_letters,
@@ -530,6 +530,8 @@ class BatchWorker:
             sum(len(f.cache) for f in self.folders.values()),
             stats.rebuilt_runs,
             self.merge.buffered,
+            stats.older_rules,
+            stats.unreadable,
         )
         counts = (c.folded, stats.rebuilt_runs, stats.evicted_runs)
         folded, rebuilds, evictions = (a - b for a, b in zip(counts, self._reported, strict=True))
@@ -560,6 +562,8 @@ class BatchWorker:
             "redelivered": self.fold_stats.redelivered,
             "rejected": self.fold_stats.rejected,
             "rebuilt_runs": self.fold_stats.rebuilt_runs,
+            "older_rules": self.fold_stats.older_rules,
+            "unreadable": self.fold_stats.unreadable,
             "restored_records": c.restored,
             "merge_buffered": self.merge.buffered,
             "cached_runs": sum(len(f.cache) for f in folders),

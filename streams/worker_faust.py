@@ -183,6 +183,8 @@ def build_app(settings: Settings, options: WorkerOptions) -> Any:
                 "redelivered": stats.redelivered,
                 "rejected": stats.rejected,
                 "rebuilt_runs": stats.rebuilt_runs,
+                "older_rules": stats.older_rules,
+                "unreadable": stats.unreadable,
                 "cached_runs": len(folder.cache),
                 "idle_seconds": round(activity.idle_for(), 3),
             }
