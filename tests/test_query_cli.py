@@ -119,6 +119,7 @@ def test_migrate_and_status_commands(tmp_path: Path) -> None:
         versions = sorted(m.version for m in schema.MIGRATIONS)
         assert f"schema versions: {versions}" in status.output
         assert all(table.name in status.output for table in schema.DATA_TABLES)
+        assert all(f"  {name} " in status.output for name in schema.RECORD_VIEWS)
     finally:
         clickhouse.close_all()
 
