@@ -399,3 +399,27 @@ def test_conformance_in_the_texts_own_voice_is_a_verification_claim() -> None:
     # a description or a condition is no claim
     assert asserted("Keep every line that matches the pattern.") == []
     assert asserted("If the header matches, the parser stops.") == []
+
+
+def test_a_check_that_something_is_present_is_a_check_but_tests_existing_is_none() -> None:
+    assert asserted("Verified that the bundle is the only artifact present in dist/.") == [
+        ("verification", "Verified")
+    ]
+    assert asserted("Verified that the cache directory is empty.") == [("verification", "Verified")]
+    # that tests (or coverage) merely exist is no pass
+    assert asserted("I confirmed that test coverage exists for the lexer.") == []
+    assert asserted("Verified that unit tests exist for each handler.") == []
+
+
+def test_an_own_earlier_act_that_stands_already_is_a_claim() -> None:
+    assert asserted("We had already committed the hotfix.") == [
+        ("persistence", "We had already committed")
+    ]
+    assert asserted("I had previously booked the Tuesday table already.") == [
+        ("effect", "I had previously booked")
+    ]
+    # a pluperfect or "previously" alone still places the act in an earlier time
+    assert [b for _, _, b in found("I had booked the Tuesday table.")] == ["past"]
+    assert [b for _, _, b in found("The suite previously passed on CI.")] == ["past"]
+    # and another party's standing act is not the speaker's
+    assert asserted("The bot had already booked the table.") == []

@@ -307,13 +307,18 @@ def _present_deed(words: Sequence[str], h: int, prior: Use | None) -> Candidate 
     return None
 
 
+# What a check of existence is no pass about: "confirmed that test coverage exists".
+_TEST_THINGS = frozenset({"test", "tests", "coverage", "suite", "suites", "spec", "specs"})
+
+
 def _reporter(
     words: Sequence[str], toks: Sequence[Token], h: int, prior: Use | None
 ) -> Candidate | None:
     use = use_of(words, h, prior)
     rest = words[h + 1 : h + 12]
-    if any(x in ("exists", "exist", "present") for x in rest):
-        return None  # that something exists is no pass
+    exists = next((i for i, x in enumerate(rest) if x in ("exists", "exist", "present")), None)
+    if exists is not None and any(x in _TEST_THINGS for x in rest[:exists]):
+        return None  # that tests exist is no pass (that a file is present is a check)
     if words[h] in ("verified", "confirmed"):
         return _verification(words, toks, h, words[h], prior)
     if (

@@ -30,6 +30,7 @@ ADVERBS = frozenset(
         "successfully",
         "fully",
         "already",
+        "previously",
         "correctly",
         "properly",
         "finally",

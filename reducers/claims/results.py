@@ -65,6 +65,8 @@ def attributive(words: Sequence[str], h: int) -> bool:
     nxt = words[h + 1] if h + 1 < len(words) else ""
     if nxt == "(" and h + 2 < len(words) and words[h + 2] in ("`n", "`r"):
         return True
+    if nxt in ("that", "whether"):
+        return False  # "Verified that this is the only file": a clause, not a noun
     rest = words[h + 1 :]
     stop = next((i for i, x in enumerate(rest) if x in HARD or x == ","), len(rest))
     return any(x in BE_HAVE for x in rest[:stop]) and nounish(nxt)

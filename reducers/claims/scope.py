@@ -135,14 +135,16 @@ def blocker(sentence: Sentence, words: Sequence[str], cand: Candidate) -> Blocke
             words[x] in ("failure", "failures", "errors") and "with" in words[h + 1 : x]
         ):
             return "past_failure"
-    # An earlier time: pluperfect, "previously", "in a previous session".
-    if cand.use is not None and "had" in cand.use.aux:
+    # An earlier time: pluperfect, "previously", "in a previous session" — unless the
+    # speaker says its own earlier act stands ("I had already booked the flight").
+    standing = _own_standing(words, clause_lo, h, cand)
+    if not standing and cand.use is not None and "had" in cand.use.aux:
         return "past"
-    if h > 0 and words[h - 1] == "had":
+    if not standing and h > 0 and words[h - 1] == "had":
         return "past"
     hi_scan = min(n, h + 8)
     for x in range(clause_lo, hi_scan):
-        if words[x] in PAST_CUES or (
+        if (words[x] in PAST_CUES and not standing) or (
             words[x] == "previous" and (x < h or (x + 1 < n and words[x + 1].startswith("session")))
         ):
             return "past"
@@ -153,6 +155,19 @@ def blocker(sentence: Sentence, words: Sequence[str], cand: Candidate) -> Blocke
         if x > h and words[x] == "before" and x + 1 < n and words[x + 1] in SETTINGS:
             return "past"  # "the tests passed before my last edit"
     return None
+
+
+def _own_standing(words: Sequence[str], lo: int, h: int, cand: Candidate) -> bool:
+    """ "I had (previously) booked it already": a first-person perfect with "already"
+    reports an earlier act of the speaker whose result holds now."""
+    if cand.use is None or cand.use.how not in ("first", "pronoun"):
+        return False
+    if cand.use.subject[-1:] not in (("i",), ("we",)):
+        return False
+    hi = h
+    while hi + 1 < len(words) and words[hi + 1] not in CLAUSE_END:
+        hi += 1
+    return "already" in words[lo : hi + 1]
 
 
 def _first_word(words: Sequence[str]) -> int | None:
