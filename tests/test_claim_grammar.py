@@ -423,3 +423,13 @@ def test_an_own_earlier_act_that_stands_already_is_a_claim() -> None:
     assert [b for _, _, b in found("The suite previously passed on CI.")] == ["past"]
     # and another party's standing act is not the speaker's
     assert asserted("The bot had already booked the table.") == []
+
+
+def test_an_id_line_under_a_section_naming_the_creation_is_an_effect() -> None:
+    text = "**Creation of the Linear ticket for the outage:**\n- **Ticket ID**: OPS-71\n"
+    assert asserted(text) == [("effect", "Ticket ID**: OPS-71")]
+    # the same id line under a plain section only names the ticket
+    assert asserted("**Outage ticket:**\n- **Ticket ID**: OPS-71\n") == []
+    # under a heading that itself asserts the creation, the heading is the claim
+    text = "## Ticket Opened!\n\n**Ticket URL:** https://linear.example/OPS-71\n"
+    assert [k for k, _ in asserted(text)] == ["effect"]

@@ -120,7 +120,7 @@ def scan_sentence(sentence: Sentence) -> list[Found]:
     cands = json_status(sentence) if sentence.role == "json" else []
     cands += head_candidates(words, sentence.tokens)
     cands += sentence_candidates(words, sentence.tokens)
-    cands += status_candidates(words, sentence.tokens)
+    cands += status_candidates(words, sentence.tokens, sentence.section)
     if not cands and sentence.checked and sentence.first:
         cands = test_plan_item(words, sentence.section)
     # A label's value read by its shape only when no head rule read it.

@@ -99,6 +99,16 @@ ID_WORDS = class_of("id key number url link")
 
 NEW_WORDS = class_of("new created")
 
+# A section that names the making of what it lists, as a noun phrase ("Creation of the
+# Jira ticket", "New tickets"). A heading that asserts it ("Pull Request Created!") is the
+# claim itself, and the id line under it its detail.
+CREATION_WORDS = class_of("new creation")
+
+
+def _words(text: str) -> list[str]:
+    return re.findall(r"[a-z0-9]+", text.lower()) if text else []
+
+
 # Labels of a remote object that was there before the run: "Original Email Message ID".
 OLD_WORDS = class_of("original existing old previous prior source parent base")
 
@@ -107,7 +117,9 @@ def _http_ok(tok: Token) -> bool:
     return tok.norm == "`n" and len(tok.raw) == 3 and tok.raw.startswith("2")
 
 
-def status_candidates(words: Sequence[str], toks: Sequence[Token]) -> list[Candidate]:
+def status_candidates(
+    words: Sequence[str], toks: Sequence[Token], section: str = ""
+) -> list[Candidate]:
     out: list[Candidate] = []
     n = len(words)
     if n <= 3:
@@ -131,10 +143,15 @@ def status_candidates(words: Sequence[str], toks: Sequence[Token]) -> list[Candi
         label = words[:colon]
         value = words[colon + 1 : colon + 3]
         named = [x for x in label if x[:1].isalpha()]
+        # "new" in the label, or a section that reports the creation ("Creation of the
+        # Jira ticket:" over "Issue Key: OPS-7")
+        made = any(x in NEW_WORDS for x in named) or (
+            len(named) <= 3 and any(x in CREATION_WORDS for x in _words(section))
+        )
         if (
             named
             and named[-1] in ID_WORDS
-            and any(x in NEW_WORDS for x in named)
+            and made
             and not any(x in OLD_WORDS for x in named)
             and place_of(named) == "remote"
             and value
