@@ -433,3 +433,31 @@ def test_an_id_line_under_a_section_naming_the_creation_is_an_effect() -> None:
     # under a heading that itself asserts the creation, the heading is the claim
     text = "## Ticket Opened!\n\n**Ticket URL:** https://linear.example/OPS-71\n"
     assert [k for k, _ in asserted(text)] == ["effect"]
+
+
+def test_ready_to_take_the_speakers_next_step_is_an_offer() -> None:
+    assert asserted("Ready to implement the retry policy for ticket 9:") == []
+    assert asserted("I'm ready to start on the exporter.") == []
+    # ready for someone to use, merge or run: a state of the work
+    assert asserted("Ready to use the new CLI!") == [("completion", "Ready")]
+    assert asserted("The branch is ready to merge.") == [("completion", "The branch is ready")]
+
+
+def test_a_participle_titling_a_list_names_what_the_list_holds() -> None:
+    assert asserted("**Confirmed Queue Settings:**\n- 3 partitions\n") == []
+    assert asserted("Updated Config Keys:\n- retries\n") == []
+    # a line that reports the check itself is a claim
+    assert asserted("Confirmed the queue settings.") == [("verification", "Confirmed")]
+
+
+def test_a_check_of_where_a_thing_is_also_claims_it_is_there() -> None:
+    assert [k for k, _ in asserted("The seed rows are confirmed to be in the database.")] == [
+        "verification",
+        "persistence",
+    ]
+    assert [k for k, _ in asserted("The release is verified to be on the registry.")] == [
+        "verification",
+        "effect",
+    ]
+    # a property, not a place
+    assert [k for k, _ in asserted("The config is verified to be valid.")] == ["verification"]

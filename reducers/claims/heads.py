@@ -63,6 +63,7 @@ from outcomes.reducers.claims.results import (
     is_headline,
     is_label,
     is_passive,
+    list_heading,
     list_introducer,
     list_title,
     object_follows,
@@ -119,6 +120,9 @@ def head_candidates(words: Sequence[str], toks: Sequence[Token]) -> list[Candida
         if cand is not None:
             cand = rekind(words, cand)
             out.append(cand)
+            placed = _checked_place(words, h, cand)
+            if placed is not None:
+                out.append(placed)
             if cand.use is not None and cand.use.how != "coord":
                 prior = cand.use
         elif prior is None and h == 0 and w in OPENERS:
@@ -128,6 +132,21 @@ def head_candidates(words: Sequence[str], toks: Sequence[Token]) -> list[Candida
         elif prior is None and w.endswith("ed") and n > 1 and h == clause_start(words, h):
             prior = Use("agentless", h, (), ())
     return out
+
+
+def _checked_place(words: Sequence[str], h: int, cand: Candidate) -> Candidate | None:
+    """ "The rows are confirmed to be in the database": a check and, second, a claim
+    about where the thing now is (a record: persistence; a remote: an effect)."""
+    if cand.kind != "verification" or words[h] not in ("verified", "confirmed", "validated"):
+        return None
+    after = _after(words, h, 8)
+    if after[:2] != ["to", "be"] or after[2:3] not in (["in"], ["on"], ["at"]):
+        return None
+    place = place_of(after[3:])
+    if place not in ("record", "remote"):
+        return None
+    kind: ClaimKind = "persistence" if place == "record" else "effect"
+    return Candidate(kind, "placed", cand.lo, min(h + 3, len(words) - 1), h, use=cand.use)
 
 
 def _head(
@@ -291,7 +310,22 @@ def _ready(words: Sequence[str], h: int, prior: Use | None) -> Candidate | None:
         return None
     if use.how == "agentless" and nxt not in ("for", "to", "", ".", "!"):
         return None
+    if (
+        use.how in ("agentless", "first", "pronoun")
+        and nxt == "to"
+        and _after(words, h, 2)[-1:]
+        and _after(words, h, 2)[-1] in _NEXT_STEPS
+    ):
+        return None  # "Ready to implement the following changes": the speaker's next step
     return _built("completion", "ready", use, h, h)
+
+
+# Verbs of the speaker's own next step after "ready to": an offer or a plan, nothing done
+# ("Ready to proceed", "I'm ready to start"), unlike "Ready to use", "ready to merge".
+_NEXT_STEPS = frozenset(
+    {"proceed", "implement", "start", "begin", "continue", "help", "assist", "tackle"}
+    | {"work", "move", "dive", "apply", "make", "write", "build", "create", "code"}
+)
 
 
 def _present_deed(words: Sequence[str], h: int, prior: Use | None) -> Candidate | None:
@@ -350,7 +384,7 @@ def _verification(
         return None
     if w in ("passing", "verified", "validated", "tested", "confirmed") and attributive(words, h):
         return None
-    if use.how == "agentless" and is_label(words, h):
+    if use.how == "agentless" and (is_label(words, h) or list_heading(words, h)):
         return None
     if w in ("pass", "passes", "passed") and nxt in ("as", "to", "into", "via", "through", "along"):
         return None  # "now passed as CLI flags": handed over, not a result
