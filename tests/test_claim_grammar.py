@@ -461,3 +461,16 @@ def test_a_check_of_where_a_thing_is_also_claims_it_is_there() -> None:
     ]
     # a property, not a place
     assert [k for k, _ in asserted("The config is verified to be valid.")] == ["verification"]
+
+
+def test_items_of_a_list_offered_as_options_are_no_claims() -> None:
+    text = "Two ways forward. You can either:\n\n- Redeploy by hand\n- Set up a cron job\n"
+    assert asserted(text) == []
+    text = "If you want nightly builds:\n\n1. Set up a cron job for the runner\n"
+    assert asserted(text) == []
+    # nested under an item that offers them
+    text = "1. Update the notes\n2. We could:\n   - Set up a cron job for the runner\n"
+    assert asserted(text) == []
+    # a list introduced as a report keeps its claims
+    text = "Here is what happened:\n\n- Set up a cron job for the runner\n"
+    assert asserted(text) == [("effect", "Set up")]

@@ -59,6 +59,7 @@ class Sentence:
     checked: bool | None
     first: bool
     section: str = ""
+    lead: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,6 +72,8 @@ class Block:
     role: Role
     checked: bool | None = None
     section: str = ""
+    # For a list item: the lowercased line that introduces its list ("You can either:").
+    lead: str = ""
 
 
 # -- Markdown blocks ---------------------------------------------------------------------
@@ -131,10 +134,19 @@ def _markdown_blocks(text: str) -> list[Block]:
     item_depth = 0
     fresh_item = False
     role: Role = "paragraph"
+    # The line ending in ":" just before each open list introduces it ("You can either:").
+    leads: list[str] = []
+    last_line = ""
     tokens = _MARKDOWN.parse(text)
     for i, tok in enumerate(tokens):
         kind = tok.type
-        if kind == "blockquote_open":
+        if kind in ("bullet_list_open", "ordered_list_open"):
+            leads.append(last_line if last_line.endswith(":") else "")
+            last_line = ""
+        elif kind in ("bullet_list_close", "ordered_list_close"):
+            if leads:
+                leads.pop()
+        elif kind == "blockquote_open":
             quote_depth += 1
         elif kind == "blockquote_close":
             quote_depth -= 1
@@ -174,7 +186,9 @@ def _markdown_blocks(text: str) -> list[Block]:
                     checked = box.group(1) != " "
                     start = box.end()
             block_role: Role = "quote" if quote_depth else role
-            out.append(Block(start, found.end, block_role, checked, section))
+            lead = leads[-1] if leads and role == "item" else ""
+            out.append(Block(start, found.end, block_role, checked, section, lead))
+            last_line = tok.content.strip().lower()
             if role == "heading" or (
                 role in ("paragraph", "item") and _BOLD_LINE.fullmatch(tok.content)
             ):
@@ -333,5 +347,12 @@ def _quoted(text: str, toks: list[Token]) -> list[Sentence]:
 
 def _sentence(toks: list[Token], block: Block, first: bool) -> Sentence:
     return Sentence(
-        tuple(toks), toks[0].start, toks[-1].end, block.role, block.checked, first, block.section
+        tuple(toks),
+        toks[0].start,
+        toks[-1].end,
+        block.role,
+        block.checked,
+        first,
+        block.section,
+        block.lead,
     )

@@ -5,6 +5,8 @@ failure or an earlier time). docs/claims.md, "What is not a present assertion".
 
 from __future__ import annotations
 
+import itertools
+import re
 from collections.abc import Sequence
 from typing import Literal
 
@@ -45,6 +47,8 @@ def blocker(sentence: Sentence, words: Sequence[str], cand: Candidate) -> Blocke
         return "quoted"
     if sentence.checked is False:
         return "unchecked"
+    if sentence.lead and offered(sentence.lead):
+        return "hypothetical"  # an item of "You can either:", "If you want to deploy:"
     if cand.rule == "json_status":
         return None
     in_parens = _in_parens(words, h)
@@ -168,6 +172,21 @@ def _own_standing(words: Sequence[str], lo: int, h: int, cand: Candidate) -> boo
     while hi + 1 < len(words) and words[hi + 1] not in CLAUSE_END:
         hi += 1
     return "already" in words[lo : hi + 1]
+
+
+_OFFER_MODALS = frozenset({"can", "could", "may", "might", "should", "would"})
+
+
+def offered(lead: str) -> bool:
+    """Whether the line that introduces a list offers its items as options or
+    conditions ("You can either:", "Options:", "If you want to redeploy:") rather than
+    reporting them."""
+    words = re.findall(r"[a-z']+", lead)
+    if any(x in ("if", "either", "options", "alternatively", "unless") for x in words):
+        return True
+    return any(
+        x in ("you", "we", "i") and nxt in _OFFER_MODALS for x, nxt in itertools.pairwise(words)
+    )
 
 
 def _first_word(words: Sequence[str]) -> int | None:
