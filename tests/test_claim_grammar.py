@@ -474,3 +474,11 @@ def test_items_of_a_list_offered_as_options_are_no_claims() -> None:
     # a list introduced as a report keeps its claims
     text = "Here is what happened:\n\n- Set up a cron job for the runner\n"
     assert asserted(text) == [("effect", "Set up")]
+
+
+def test_successful_before_its_noun_is_an_adjective() -> None:
+    assert asserted("- Claiming successful test runs without running them") == []
+    assert asserted("I saw a successful deploy last week") == []
+    # as a predicate (with "be", or as a headline's last word) it reports a result
+    assert asserted("The upload was successful.") == [("effect", "The upload was successful")]
+    assert asserted("Lint check successful.") == [("verification", "Lint check successful")]

@@ -393,8 +393,9 @@ def _verification(
     if w == "passing" and nxt in ("their", "its", "all"):
         return _built("verification", "passing", use, h, min(h + 2, len(words) - 1))
     if w == "successful":
-        if use.how == "agentless" and nxt and nounish(nxt):
-            return None  # "Successful exact match replacement → …": an adjective
+        if use.how in ("agentless", "np") and nxt and nounish(nxt) and nxt[:1].isalpha():
+            return None  # "Successful exact match replacement → …", "Reporting successful
+            # test runs": an adjective before its noun ("be" makes it a predicate)
         noun = _subject_noun(use, words, h)
         kind = _kind_by_subject(noun, "completion")
         return _built(kind, "successful", use, h, h)
