@@ -482,3 +482,15 @@ def test_successful_before_its_noun_is_an_adjective() -> None:
     # as a predicate (with "be", or as a headline's last word) it reports a result
     assert asserted("The upload was successful.") == [("effect", "The upload was successful")]
     assert asserted("Lint check successful.") == [("verification", "Lint check successful")]
+
+
+def test_zeros_tallied_by_category_are_findings_none_found() -> None:
+    assert asserted("**Audit:** 0 Blocker, 0 Major, 3 Minor") == [
+        ("verification", "0 Blocker, 0 Major")
+    ]
+    assert asserted("- Dependencies: 0 vulnerabilities") == [
+        ("verification", "0 vulnerabilities")
+    ]
+    # zeros of a run's outcomes say nothing ran; one zero alone tallies nothing
+    assert [k for k, _ in asserted("0 skipped, 0 executed")] == []
+    assert asserted("0 Blocker in the notes") == []

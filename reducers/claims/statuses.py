@@ -113,6 +113,37 @@ def _words(text: str) -> list[str]:
 OLD_WORDS = class_of("original existing old previous prior source parent base")
 
 
+# Counts of problems: "0 errors", "zero regressions".
+_PROBLEM_COUNTS = frozenset(
+    {"errors", "failures", "mismatches", "violations", "warnings", "vulnerabilities"}
+    | {"regressions"}
+)
+
+
+# Counts of a run's outcomes: zeros of these say nothing ran, not that nothing was found.
+_RUN_COUNTS = frozenset(
+    {"passed", "passing", "pass", "failed", "skipped", "tests", "test", "ran", "run", "total"}
+    | {"succeeded", "ok", "executed", "collected", "selected", "files", "checks"}
+)
+
+
+def _zero_tally(words: Sequence[str], toks: Sequence[Token], i: int) -> bool:
+    """ "0 Critical, 0 Suggestion": two zero counts of categories, side by side."""
+    if i + 4 >= len(words) or toks[i].raw != "0":
+        return False
+    if words[i + 1] in _RUN_COUNTS or words[i + 4] in _RUN_COUNTS:
+        return False  # "0 passed, 0 failed": nothing ran
+    if i > 0 and toks[i - 1].raw == "0":
+        return False  # the second zero of a tally already read
+    return (
+        words[i + 1][:1].isalpha()
+        and words[i + 2] == ","
+        and toks[i + 3].norm == "`n"
+        and toks[i + 3].raw == "0"
+        and words[i + 4][:1].isalpha()
+    )
+
+
 def _http_ok(tok: Token) -> bool:
     return tok.norm == "`n" and len(tok.raw) == 3 and tok.raw.startswith("2")
 
@@ -481,23 +512,16 @@ def sentence_candidates(words: Sequence[str], toks: Sequence[Token]) -> list[Can
         # Counts with no failures: "zero mismatches", "0 errors", "no SSL errors".
         if w in ("zero", "no") or (w == "`n" and toks[i].raw == "0"):
             j = i + 1
-            while (
-                j < n
-                and j <= i + 4
-                and words[j]
-                not in (
-                    "errors",
-                    "failures",
-                    "mismatches",
-                    "violations",
-                    "warnings",
-                )
-            ):
+            while j < n and j <= i + 4 and words[j] not in _PROBLEM_COUNTS:
                 if not words[j][:1].isalpha() or words[j] in ("new", "the", "any"):
                     j = n
                 j += 1
             if j < n and j <= i + 4:
                 out.append(Candidate("verification", "no_failures", i, j, j, none=True))
+            elif _zero_tally(words, toks, i):
+                # "0 Critical, 0 Suggestion": zeros tallied by category are findings
+                # counted, and none found (nobody tallies zeros of what went well).
+                out.append(Candidate("verification", "no_failures", i, i + 4, i + 1, none=True))
         # "matching the reference exactly".
         if w.startswith("match") and "exactly" in words[i + 1 : i + 6]:
             out.append(Candidate("verification", "matches", i, words.index("exactly", i), i))
