@@ -488,9 +488,21 @@ def test_zeros_tallied_by_category_are_findings_none_found() -> None:
     assert asserted("**Audit:** 0 Blocker, 0 Major, 3 Minor") == [
         ("verification", "0 Blocker, 0 Major")
     ]
-    assert asserted("- Dependencies: 0 vulnerabilities") == [
-        ("verification", "0 vulnerabilities")
-    ]
+    assert asserted("- Dependencies: 0 vulnerabilities") == [("verification", "0 vulnerabilities")]
     # zeros of a run's outcomes say nothing ran; one zero alone tallies nothing
     assert [k for k, _ in asserted("0 skipped, 0 executed")] == []
     assert asserted("0 Blocker in the notes") == []
+
+
+def test_meeting_what_the_task_asked_for_is_completion() -> None:
+    assert asserted("Every acceptance criterion has been fulfilled.") == [
+        ("completion", "Every acceptance criterion has been fulfilled")
+    ]
+    assert asserted("We've fulfilled the spec for the export job.") == [
+        ("completion", "We've fulfilled the spec")
+    ]
+    assert asserted("All goals met.") == [("completion", "All goals met")]
+    # a relative clause names a thing; a condition or an instruction asserts nothing
+    assert asserted("Pick a layout that meets the requirements.") == []
+    assert asserted("If the parser meets the spec, merge it.") == []
+    assert asserted("The target cannot be met with two workers.") == []

@@ -24,6 +24,7 @@ from outcomes.reducers.claims.constructions import (
     clause_start,
     is_marker,
     subject_start,
+    use_of,
 )
 from outcomes.reducers.claims.lexicon import (
     ADVERBS,
@@ -440,9 +441,42 @@ def _conformance(words: Sequence[str], i: int) -> int | None:
     return None
 
 
+# Meeting what the task asked for: "All requirements have been met", "I've met every
+# acceptance criterion", "The server meets all the specified requirements" ("satisfied"
+# is read as a check's outcome: "17 satisfied · 0 violated").
+MEET_VERBS = class_of("met meets exceeded exceeds satisfies fulfilled fulfils fulfills")
+REQUIREMENT_NOUNS = class_of(
+    """requirement requirements criteria criterion spec specification specifications
+    goal goals objective objectives expectations"""
+)
+
+
+def _requirements_met(words: Sequence[str]) -> list[Candidate]:
+    out: list[Candidate] = []
+    n = len(words)
+    for i, w in enumerate(words):
+        if w not in MEET_VERBS:
+            continue
+        use = use_of(words, i, None)
+        if use is None or use.subject[-1:] in (("that",), ("which",), ("who",)):
+            continue  # "a model that meets the requirement": a relative clause names it
+        after = words[i + 1 : min(n, i + 6)]
+        stop = next((k for k, x in enumerate(after) if x in HARD or x == ","), len(after))
+        if any(x in REQUIREMENT_NOUNS for x in after[:stop]):
+            hi = i + 1 + next(k for k, x in enumerate(after) if x in REQUIREMENT_NOUNS)
+            out.append(Candidate("completion", "requirements_met", min(use.lo, i), hi, i, use=use))
+        elif any(x in REQUIREMENT_NOUNS for x in use.subject) and (
+            use.how == "np" or any(x in ("been", "are", "is", "was", "were") for x in use.aux)
+        ):
+            out.append(Candidate("completion", "requirements_met", use.lo, i, i, use=use))
+    return out
+
+
 def sentence_candidates(words: Sequence[str], toks: Sequence[Token]) -> list[Candidate]:
     out: list[Candidate] = []
     n = len(words)
+    if any(w in MEET_VERBS for w in words):
+        out += _requirements_met(words)
     for i, w in enumerate(words):
         if w not in TRIGGERS and not w.startswith("match") and not _conform_word(w):
             continue
