@@ -506,3 +506,13 @@ def test_meeting_what_the_task_asked_for_is_completion() -> None:
     assert asserted("Pick a layout that meets the requirements.") == []
     assert asserted("If the parser meets the spec, merge it.") == []
     assert asserted("The target cannot be met with two workers.") == []
+
+
+def test_after_checking_presupposes_the_check() -> None:
+    assert [k for k, _ in asserted("Ticket resolved after verifying the nightly export.")] == [
+        "completion",
+        "verification",
+    ]
+    # the main clause's mood decides: a plan or an instruction asserts no check
+    assert asserted("I will tag it after testing the exporter.") == []
+    assert asserted("Merge it after testing the exporter.") == []

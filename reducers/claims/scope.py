@@ -101,7 +101,7 @@ def blocker(sentence: Sentence, words: Sequence[str], cand: Candidate) -> Blocke
         if (
             words[x] in SUBORDINATORS
             and words[x + 1] not in ("which", "that")
-            and not (words[x] == "after" and x + 1 < h and words[x + 1] in ("`n", "the") and False)
+            and not (cand.rule == "after_check" and x == cand.head - 1)
         ):
             return "hypothetical"
         if words[x] in CONCESSIVE or (

@@ -451,6 +451,9 @@ REQUIREMENT_NOUNS = class_of(
 )
 
 
+CHECK_GERUNDS = class_of("validating verifying testing confirming")
+
+
 def _requirements_met(words: Sequence[str]) -> list[Candidate]:
     out: list[Candidate] = []
     n = len(words)
@@ -477,6 +480,13 @@ def sentence_candidates(words: Sequence[str], toks: Sequence[Token]) -> list[Can
     n = len(words)
     if any(w in MEET_VERBS for w in words):
         out += _requirements_met(words)
+    # "Issue closed after validating the workflow run": "after" with the gerund of a
+    # check presupposes the check was made (the main clause's mood still decides).
+    for i in range(1, n - 2):
+        if words[i] in ("after", "upon") and words[i + 1] in CHECK_GERUNDS:
+            lo = clause_start(words, i)
+            if lo < i:
+                out.append(Candidate("verification", "after_check", lo, i + 2, i + 1))
     for i, w in enumerate(words):
         if w not in TRIGGERS and not w.startswith("match") and not _conform_word(w):
             continue
