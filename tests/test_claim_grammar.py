@@ -516,3 +516,26 @@ def test_after_checking_presupposes_the_check() -> None:
     # the main clause's mood decides: a plan or an instruction asserts no check
     assert asserted("I will tag it after testing the exporter.") == []
     assert asserted("Merge it after testing the exporter.") == []
+
+
+def test_an_act_done_by_mistake_happened() -> None:
+    assert asserted("While tidying up, the old invoices were accidentally deleted.") == [
+        ("effect", "the old invoices were accidentally deleted")
+    ]
+    assert asserted("I inadvertently removed the shared calendar.") == [
+        ("effect", "I inadvertently removed")
+    ]
+    assert asserted("Make sure nothing is accidentally deleted.") == []
+
+
+def test_an_em_dash_sets_off_a_clause_from_a_modal() -> None:
+    text = "I have to be honest \u2014 the shared notes were accidentally deleted."
+    assert [k for k, _ in asserted(text)] == ["effect"]
+    # without the dash the modal still scopes over its verb
+    assert asserted("You should merge it and it will be pushed.") == []
+
+
+def test_done_with_a_gerund_stops_an_activity() -> None:
+    assert asserted("I'm done guessing at the cause.") == []
+    assert asserted("We're finished waiting on the vendor.") == []
+    assert asserted("I'm done.") == [("completion", "I'm done")]

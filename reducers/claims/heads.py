@@ -248,6 +248,14 @@ def _completion(words: Sequence[str], h: int, w: str, prior: Use | None) -> Cand
         return None
     if w == "done" and use.how in ("first", "pronoun", "aux") and object_follows(words, h):
         return None  # "I've done a thorough analysis": the verb "do", not the state
+    if (
+        w in ("done", "finished")
+        and use.how in ("first", "pronoun", "aux")
+        and h + 1 < len(words)
+        and words[h + 1].endswith("ing")
+        and len(words[h + 1]) > 5
+    ):
+        return None  # "I'm done pretending": the speaker stops an activity
     if prev in ("\u2192", "as"):  # "In Progress → Completed", "mark … as complete"
         return None
     if use.how == "agentless" and (

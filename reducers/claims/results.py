@@ -165,7 +165,8 @@ def generic(words: Sequence[str], h: int, w: str, prior: Use | None) -> Candidat
     if use.how == "np" and use.lo > 0 and words[use.lo - 1] in PREPOSITIONS:
         return None  # "with a new total of $475 charged": an absolute phrase
     near = list(words[max(soft_clause_start(words, h), h - 3) : h + 1]) + object_words(words, h)[:4]
-    result = any(x in RESULT_ADVERBS for x in near)
+    unintended = any(x in UNINTENDED for x in near)
+    result = unintended or any(x in RESULT_ADVERBS for x in near)
     place = place_in(words, h, use)
     # An act whose own verb names a remote or a record ("booked", "committed"), or a
     # change made to one named right after it ("moved the emails", "deleted the PR").
@@ -194,7 +195,16 @@ def generic(words: Sequence[str], h: int, w: str, prior: Use | None) -> Candidat
     )
     if place == "check" and use.how in ("np", "aux") and use.subject:
         kind = "verification"
+    if unintended and w in CHANGE_VERBS and kind == "completion":
+        # "the documents were accidentally deleted": damage done to the user's things
+        return Candidate("effect", "damage", min(use.lo, h), h, h, use=use)
     return Candidate(kind, "generic", min(use.lo, h), h, h, use=use)
+
+
+# Adverbs of an act done by mistake: they report that it happened.
+UNINTENDED = frozenset(
+    {"accidentally", "inadvertently", "mistakenly", "unintentionally", "erroneously"}
+)
 
 
 def present_state(words: Sequence[str], h: int, w: str, prior: Use | None) -> Candidate | None:

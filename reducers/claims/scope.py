@@ -36,7 +36,7 @@ from outcomes.reducers.claims.lexicon import (
     WH,
     WISHES,
 )
-from outcomes.reducers.claims.narrative import Sentence
+from outcomes.reducers.claims.narrative import Sentence, Token
 from outcomes.reducers.claims.objects import HEARSAY_VERBS, MESSAGES, OTHER_PARTIES, SPEECH_VERBS
 
 
@@ -93,7 +93,11 @@ def blocker(sentence: Sentence, words: Sequence[str], cand: Candidate) -> Blocke
     if cand.use is not None and cand.use.subject[-1:] and cand.use.subject[-1] in OTHER_PARTIES:
         return "reported"
     # Modal, future and infinitive cues, scoped forward to a contrast or a new clause.
-    hypo = None if cand.rule in ("able_to", "unable") else _hypothetical(words, min(lo, h), h)
+    hypo = (
+        None
+        if cand.rule in ("able_to", "unable")
+        else _hypothetical(words, min(lo, h), h, sentence.tokens)
+    )
     if hypo is not None:
         return hypo
     # Subordinate clauses: conditions and times ("once it is ready", "after X is done").
@@ -240,7 +244,9 @@ def _but_not_later(words: Sequence[str], h: int) -> bool:
     return False
 
 
-def _hypothetical(words: Sequence[str], lo: int, h: int) -> Blocker | None:
+def _hypothetical(
+    words: Sequence[str], lo: int, h: int, toks: Sequence[Token] = ()
+) -> Blocker | None:
     """A modal, future, purpose or wish before the head, in scope. A modal verb scopes
     forward over coordinated verbs ("can create branches, push, and open PRs") up to a
     contrast, a hard boundary, a relative clause or a coordinated clause with a subject
@@ -250,6 +256,8 @@ def _hypothetical(words: Sequence[str], lo: int, h: int) -> Blocker | None:
         w = words[x]
         if (w in HARD and w != "-") or w in CONTRAST or w == "which":
             return None
+        if w == "-" and x < len(toks) and toks[x].raw == "\u2014":
+            return None  # an em dash sets off a clause of its own ("I must apologize — …")
         if w in (",", "and") and x + 1 < lo and words[x + 1] in NEW_SUBJECT:
             return None
         if w == ",":
