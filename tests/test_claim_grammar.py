@@ -539,3 +539,14 @@ def test_done_with_a_gerund_stops_an_activity() -> None:
     assert asserted("I'm done guessing at the cause.") == []
     assert asserted("We're finished waiting on the vendor.") == []
     assert asserted("I'm done.") == [("completion", "I'm done")]
+
+
+def test_a_thing_named_again_keeps_the_place_named_before() -> None:
+    text = "I created the three ticket drafts in your Jira board. Each draft has been added."
+    assert asserted(text)[-1] == ("effect", "draft has been added")
+    text = "I saved the invoice rows in the database. Every row has been updated."
+    assert asserted(text)[-1] == ("persistence", "Every row has been updated")
+    # a thing not named before, or no place named before: a single edit, no claim
+    text = "I opened the ticket in your Jira board. The README has been updated."
+    assert all("README" not in span for _, span in asserted(text))
+    assert asserted("I wrote the summary. The summary has been updated.") == []

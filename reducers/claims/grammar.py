@@ -35,6 +35,7 @@ from outcomes.reducers.claims.heads import head_candidates, json_status
 from outcomes.reducers.claims.lexicon import HARD
 from outcomes.reducers.claims.narrative import Sentence, sentences
 from outcomes.reducers.claims.objects import place_of
+from outcomes.reducers.claims.results import same_place
 from outcomes.reducers.claims.scope import Review, blocker, review_reason
 from outcomes.reducers.claims.statuses import (
     sentence_candidates,
@@ -112,8 +113,9 @@ def _by_section(cand: Candidate, section: str) -> Candidate:
     return Candidate(kind, rule, cand.lo, cand.hi, cand.head, cand.none, cand.use)
 
 
-def scan_sentence(sentence: Sentence) -> list[Found]:
-    """Every claim candidate of one sentence, with its blocker (None: an assertion)."""
+def scan_sentence(sentence: Sentence, before: Sequence[str] = ()) -> list[Found]:
+    """Every claim candidate of one sentence, with its blocker (None: an assertion);
+    `before` holds the words of the sentence just before it in its block."""
     words = words_of(sentence.tokens)
     if not words:
         return []
@@ -123,6 +125,9 @@ def scan_sentence(sentence: Sentence) -> list[Found]:
     cands += status_candidates(words, sentence.tokens, sentence.section)
     if not cands and sentence.checked and sentence.first:
         cands = test_plan_item(words, sentence.section)
+    if not cands and before:
+        again = same_place(words, before)
+        cands = [again] if again is not None else []
     # A label's value read by its shape only when no head rule read it.
     if any(c.rule in _SHAPE_RULES for c in cands):
         cands = [
@@ -163,8 +168,21 @@ def scan_sentence(sentence: Sentence) -> list[Found]:
 
 
 def scan_sentences(all_sentences: Iterable[Sentence]) -> list[Found]:
-    found = [f for s in all_sentences for f in scan_sentence(s)]
+    found: list[Found] = []
+    before: Sentence | None = None
+    for s in all_sentences:
+        if s.role == "quote":
+            found += scan_sentence(s)
+            continue
+        # The sentence just before in the same block, for what a subject names again.
+        near = before if before is not None and _same_block(before, s) else None
+        found += scan_sentence(s, words_of(near.tokens) if near is not None else ())
+        before = s
     return sorted(found, key=lambda f: (f.start, f.end))
+
+
+def _same_block(a: Sentence, b: Sentence) -> bool:
+    return a.role == b.role and a.section == b.section and b.start - a.end <= 2
 
 
 def scan(text: str) -> list[Found]:

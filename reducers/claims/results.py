@@ -364,3 +364,33 @@ def placed_by_preposition(words: Sequence[str], h: int) -> str | None:
             ):
                 return place_of(after)
     return None
+
+
+def same_place(words: Sequence[str], before: Sequence[str]) -> Candidate | None:
+    """ "I created the burger items in your Square catalog. Each burger has been added
+    …": a perfect passive of a single-edit verb whose subject names again a thing of the
+    sentence just before takes the place that sentence names (a remote or a record)."""
+    for h, w in enumerate(words[:12]):
+        if w not in WEAK_PASSIVE_EXCLUDED:
+            continue
+        use = use_of(words, h, None)
+        if use is None or use.how != "aux" or "been" not in use.aux:
+            return None
+        nouns = {x.rstrip("s") for x in use.subject if _content_noun(x)}
+        again = {x.rstrip("s") for x in before if _content_noun(x)} & nouns
+        place = place_of(before) if again else None
+        if place not in ("remote", "record"):
+            return None
+        kind: ClaimKind = "effect" if place == "remote" else "persistence"
+        return Candidate(kind, "same_place", use.lo, h, h, use=use)
+    return None
+
+
+def _content_noun(word: str) -> bool:
+    return (
+        len(word) >= 3
+        and word[:1].isalpha()
+        and nounish(word)
+        and word not in DETERMINERS
+        and word not in ("all", "each", "every", "both", "any", "some")
+    )
