@@ -14,7 +14,12 @@ from typing import Any, TypeVar
 
 import orjson
 
-from outcomes.common.codec.container import SourceItem, iter_container_items
+from outcomes.common.codec.container import (
+    CONTAINER_MAGIC,
+    SourceItem,
+    iter_container_items,
+    not_a_container,
+)
 from outcomes.reducers.engine import Engine, fold
 from outcomes.reducers.errors import InvalidEvent, OutcomesError
 from outcomes.reducers.limits import Limits
@@ -23,8 +28,6 @@ from outcomes.reducers.validate import event_parser
 
 T = TypeVar("T")
 
-# The first bytes of an Avro object container file (the Avro specification).
-CONTAINER_MAGIC = b"Obj\x01"
 # Records between two gc.freeze() calls in a one-shot replay (see `settling_state`).
 SETTLE_EVERY = 10_000
 
@@ -124,16 +127,7 @@ def file_items(path: Path, limits: Limits) -> Iterator[SourceItem]:
     elif path.suffix == ".avro":
         # Without the magic, the container reader fails on whatever the first bytes
         # happen to mean ("read length must be non-negative" for JSON text).
-        if not magic:
-            found = "it is empty"
-        elif magic[:1] in (b"{", b"["):
-            found = "it starts with JSON text, not Obj\\x01"
-        else:
-            found = f"it starts with {magic!r}, not Obj\\x01"
-        message = (
-            f"{path}: not an Avro container file ({found}); a file named *.avro is read "
-            "as Avro: name a JSONL file *.jsonl"
-        )
+        message = not_a_container(path, magic)
         yield SourceItem(str(path), 1, b"", error=InvalidEvent("undecodable", message))
     else:
         yield from jsonl_items(path, limits)
