@@ -148,7 +148,6 @@ ctypes.CDLL(None).pthread_exit(None)
 """
 
 
-@pytest.mark.skipif(not Path("/proc/self").exists(), reason="needs procfs (Linux)")
 def test_a_process_is_gone_only_once_its_last_thread_exited() -> None:
     """`dev down` returns once the brokers are gone; a process whose first thread is a
     zombie while another thread still runs is not gone (a fresh-clone CI run found a
