@@ -14,7 +14,6 @@ the broker up sends them first.
 from __future__ import annotations
 
 import json
-import signal
 import subprocess
 import sys
 import uuid
@@ -27,16 +26,13 @@ from outcomes.devtools.harness import (
     Harness,
     KafkaConfig,
     Progress,
-    commit_offsets,
-    end_offsets,
     finish,
     free_port,
     wait_for,
 )
-from outcomes.reducers.catalog import OUTPUT_TOPICS
 from tests.cli_support import outcomes
 from tests.conftest import require
-from tests.test_show_stream import wait_sunk
+from tests.sink_support import sunk
 
 ROOT = Path(__file__).resolve().parent.parent
 TRANSCRIPT = ROOT.parent / "shared" / "agent-traces" / "traces" / "cc-coverage-test-fix.jsonl"
@@ -153,23 +149,9 @@ def test_hook_payloads_reach_clickhouse_through_kafka_the_worker_and_the_sink(
         finally:
             progress.close()
         finish([worker], kafka_config, timeout=180)
-        targets = end_offsets(kafka_config, OUTPUT_TOPICS.values())
-
-        group = f"test-hook-sink-{uuid.uuid4().hex[:8]}"
-        commit_offsets(kafka_config, group, harness.marks.outputs)
         dsn = f"chdb://{tmp_path}/chdb"
-        sink = subprocess.Popen(
-            [sys.executable, "-m", "outcomes.cli", "sink", "--bootstrap", kafka_bootstrap,
-             "--clickhouse", dsn, "--group-id", group, "--batch-seconds", "0.2"],
-            cwd=ROOT, stderr=subprocess.PIPE, text=True,
-        )  # fmt: skip
-        try:
-            wait_sunk(kafka_config, group, targets)
+        with sunk(kafka_config, kafka_bootstrap, harness.marks, dsn, "hook"):
             live = account_of(outcomes("show", run, "--clickhouse", dsn, "--format", "json"))
-        finally:
-            sink.send_signal(signal.SIGTERM)
-            _, err = sink.communicate(timeout=60)
-        assert sink.returncode == 0, err
 
         # The importer's account of the same session's transcript.
         events = tmp_path / "imported.jsonl"

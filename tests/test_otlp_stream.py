@@ -22,7 +22,6 @@ import subprocess
 import sys
 import time
 import urllib.request
-import uuid
 from pathlib import Path
 from typing import Any
 
@@ -35,15 +34,12 @@ from outcomes.common.codec import Codec
 from outcomes.devtools.harness import (
     Harness,
     KafkaConfig,
-    commit_offsets,
-    end_offsets,
     finish,
-    group_offsets,
     read_run_log,
 )
 from outcomes.importers.otlp import map_request
-from outcomes.reducers.catalog import OUTPUT_TOPICS
 from tests.cli_support import outcomes
+from tests.sink_support import sink_everything
 from tests.test_otlp_support import Recorder, otlp_json
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -98,16 +94,6 @@ def start_receiver(bootstrap: str, log: Path) -> tuple[subprocess.Popen[bytes], 
         time.sleep(0.1)
     receiver.kill()
     pytest.fail(f"outcomes otlp did not start within 60 s: {log.read_text()}")
-
-
-def wait_sunk(config: KafkaConfig, group: str, targets: dict[tuple[str, int], int]) -> None:
-    deadline = time.monotonic() + 120
-    while time.monotonic() < deadline:
-        done = group_offsets(config, group, OUTPUT_TOPICS.values())
-        if all(done.get(tp, -1) >= end for tp, end in targets.items()):
-            return
-        time.sleep(0.5)
-    pytest.fail("the sink did not commit the test's outputs within 120 s")
 
 
 def show(run_id: str, *source: str) -> dict[str, Any]:
@@ -180,21 +166,8 @@ def test_genai_spans_exported_to_the_receiver_reach_clickhouse(
         assert "4 request(s), 20 span(s)" in summary, summary
         assert "2 span(s) rejected, 0 request(s) refused, 0 not delivered" in summary, summary
 
-        targets = end_offsets(kafka_config, OUTPUT_TOPICS.values())
-        group = f"test-otlp-sink-{uuid.uuid4().hex[:8]}"
-        commit_offsets(kafka_config, group, harness.marks.outputs)
         dsn = f"chdb://{tmp_path}/chdb"
-        sink = subprocess.Popen(
-            [sys.executable, "-m", "outcomes.cli", "sink", "--bootstrap", kafka_bootstrap,
-             "--clickhouse", dsn, "--group-id", group, "--batch-seconds", "0.2"],
-            cwd=ROOT, stderr=subprocess.PIPE, text=True,
-        )  # fmt: skip
-        try:
-            wait_sunk(kafka_config, group, targets)
-        finally:
-            sink.send_signal(signal.SIGTERM)
-            _, err = sink.communicate(timeout=60)
-        assert sink.returncode == 0, err
+        sink_everything(kafka_config, kafka_bootstrap, harness.marks, dsn, "otlp")
 
         reference = replayed([spans, lint], tmp_path)
         live = show(run, "--clickhouse", dsn)

@@ -13,11 +13,6 @@ directory (through its read-only query endpoint) and after it stopped.
 from __future__ import annotations
 
 import difflib
-import signal
-import subprocess
-import sys
-import time
-import uuid
 from pathlib import Path
 from typing import Any
 
@@ -29,15 +24,12 @@ from outcomes.devtools.harness import (
     Harness,
     KafkaConfig,
     Progress,
-    commit_offsets,
-    end_offsets,
     finish,
-    group_offsets,
     read_run_log,
     wait_for,
 )
-from outcomes.reducers.catalog import OUTPUT_TOPICS
 from tests.cli_support import outcomes
+from tests.sink_support import sunk
 
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLE = ROOT / "samples" / "five_file_run.jsonl"
@@ -62,18 +54,6 @@ def same(stream: str, replay: str, what: str) -> None:
             replay.splitlines(), stream.splitlines(), "replay", "stream", lineterm="", n=2
         )
         pytest.fail(f"{what}: the stream's output differs from replay's:\n" + "\n".join(diff))
-
-
-def wait_sunk(config: KafkaConfig, group: str, targets: dict[tuple[str, int], int]) -> None:
-    """Until the sink's group has committed up to `targets` (the outputs' ends after the
-    worker finished): everything the worker wrote for this test is in chDB."""
-    deadline = time.monotonic() + 120
-    while time.monotonic() < deadline:
-        done = group_offsets(config, group, OUTPUT_TOPICS.values())
-        if all(done.get(tp, -1) >= end for tp, end in targets.items()):
-            return
-        time.sleep(0.5)
-    pytest.fail("the sink did not commit the test's outputs within 120 s")
 
 
 def test_show_export_verify_through_the_stream_equal_replay(
@@ -105,7 +85,6 @@ def test_show_export_verify_through_the_stream_equal_replay(
             finally:
                 progress.close()
         finish([worker], kafka_config, timeout=180)
-        targets = end_offsets(kafka_config, OUTPUT_TOPICS.values())
 
         # The order the stream folded the run in (its run log). Waiting for each event
         # before producing the next usually keeps the file's order, but the worker's
@@ -124,21 +103,9 @@ def test_show_export_verify_through_the_stream_equal_replay(
             references.append(replay_out)
         print(f"stream folded the run in file order: {in_file_order}")
 
-        group = f"test-show-sink-{uuid.uuid4().hex[:8]}"
-        commit_offsets(kafka_config, group, harness.marks.outputs)
         dsn = f"chdb://{tmp_path}/chdb"
-        sink = subprocess.Popen(
-            [sys.executable, "-m", "outcomes.cli", "sink", "--bootstrap", kafka_bootstrap,
-             "--clickhouse", dsn, "--group-id", group, "--batch-seconds", "0.2"],
-            cwd=ROOT, stderr=subprocess.PIPE, text=True,
-        )  # fmt: skip
-        try:
-            wait_sunk(kafka_config, group, targets)
+        with sunk(kafka_config, kafka_bootstrap, harness.marks, dsn, "show"):
             live = outcomes("show", run, "--clickhouse", dsn, "--format", "json")
-        finally:
-            sink.send_signal(signal.SIGTERM)
-            _, err = sink.communicate(timeout=60)
-        assert sink.returncode == 0, err
         assert live.returncode == 0, live.stderr
         for reference_file in references:
             reference = outcomes("show", run, "--from", str(reference_file), "--format", "json")
