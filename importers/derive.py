@@ -36,7 +36,15 @@ from outcomes.importers.commands import (
     split_command,
     tool_effect,
 )
-from outcomes.importers.trace import FileChange, Finish, Message, Started, ToolCall, Trace
+from outcomes.importers.trace import (
+    FileChange,
+    Finish,
+    Message,
+    Started,
+    ToolCall,
+    Trace,
+    request_goal,
+)
 from outcomes.importers.workspace import Inventory
 from outcomes.reducers.timefmt import format_rfc3339
 
@@ -116,13 +124,7 @@ class _Builder:
                 "goal.revised",
                 m.where,
                 at,
-                goal_revision=1,
-                authored_by="user",
-                deliverables=[],
-                required_checks=[],
-                requested_effects=[],
-                requested_actions=[],
-                target_revision=None,
+                **request_goal(),
             )
         if m.role == "assistant" and m.text.strip():
             self.last_assistant = m

@@ -51,6 +51,7 @@ from opentelemetry.proto.trace.v1.trace_pb2 import Span, Status
 
 from outcomes.importers.commands import Effect
 from outcomes.importers.otlp_checks import other_effect, read_shell, shell_command, tool_result
+from outcomes.importers.trace import request_goal
 from outcomes.reducers.timefmt import format_rfc3339
 
 Event = dict[str, Any]
@@ -309,13 +310,7 @@ class _Builder:
                     "goal",
                     "goal.revised",
                     span.start_ns,
-                    goal_revision=1,
-                    authored_by="user",
-                    deliverables=[],
-                    required_checks=[],
-                    requested_effects=[],
-                    requested_actions=[],
-                    target_revision=None,
+                    **request_goal(),
                 )
             )
         text = _final_text(_content(span, _OUTPUT, "gen_ai.output.messages"))

@@ -8,7 +8,7 @@ turns a trace into canonical events; nothing there knows a format.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Literal
+from typing import Any, Literal
 
 from outcomes.reducers.errors import OutcomesError
 
@@ -124,3 +124,18 @@ def ends_with_a_result(steps: list[Step] | tuple[Step, ...]) -> bool:
     """False when the last tool call has no result: the file was cut off mid-call."""
     last = next((s for s in reversed(steps) if isinstance(s, ToolCall)), None)
     return last is None or last.output is not None or last.failed is not None
+
+
+def request_goal() -> dict[str, Any]:
+    """The `goal.revised` fields a user's first request gives: revision 1, by the user,
+    and nothing structured (a trace holds the request as prose, which the event has no
+    field for; deliverables and checks stay unknown, never guessed)."""
+    return {
+        "goal_revision": 1,
+        "authored_by": "user",
+        "deliverables": [],
+        "required_checks": [],
+        "requested_effects": [],
+        "requested_actions": [],
+        "target_revision": None,
+    }
