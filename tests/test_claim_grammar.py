@@ -182,6 +182,11 @@ CONSTRUCTED = [
     ("I moved the unread emails to the Later folder.", "effect", "I moved"),
     ("Branch `fix/cache` created", "persistence", "Branch `fix/cache` created"),
     ("Three tickets were successfully created in Linear.", "effect", "tickets were"),
+    # other people's documents are outside the workspace; an agent's memory is a record
+    ("The shared document has been revised.", "effect", "document has been"),
+    ("Both documents have been moved to the Archive folder.", "effect", "documents have been"),
+    ("Project memory updated.", "persistence", "Project memory updated"),
+    ("I've pruned the stale memories.", "persistence", "I've pruned"),
     # "X is now Y": a present state after "be"
     ("The preview server is now running on port 4000.", "completion", "server is now running"),
     ("The checkout page is now live.", "effect", "page is now live"),
@@ -236,6 +241,7 @@ CONSTRUCTED_LOOK_ALIKES = [
     ("It was delivered with a new total of $40 charged.", None),
     ("Successful lookups → cached (no regression)", None),  # an adjective before a noun
     ("The one that's working is the old build.", None),
+    ("The README has been updated.", None),  # a file of the workspace: a single edit
     ("Some steps are done so far.", "partial"),
 ]
 

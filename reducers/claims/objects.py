@@ -41,7 +41,8 @@ REMOTE = _class(
     payment payments refund refunds flight flights hotel hotels rental fare
     itinerary catalog catalogue subscription subscriptions release releases webhook
     webhooks tweet article articles spreadsheet dropbox sharepoint crm contact
-    contacts cron crontab cronjob cronjobs scheduler daemon daemons systemd"""
+    contacts cron crontab cronjob cronjobs scheduler daemon daemons systemd document
+    documents"""
 )
 
 # Verbs whose own sense is an act on a remote system.
@@ -57,7 +58,7 @@ REMOTE_VERBS = _class(
 RECORD = _class(
     """sql migration migrations commit commits branch branches git history stash index
     tree disk database db table tables record records file-system filesystem storage
-    cache"""
+    cache memory memories"""
 )
 
 RECORD_VERBS = _class(
@@ -112,7 +113,7 @@ CHANGE_VERBS = _class(
     synced backed published posted archived unarchived transferred submitted filed
     attached uploaded imported exported rolled reverted tagged released deployed
     provisioned registered subscribed unsubscribed scheduled rescheduled sent
-    replied forwarded"""
+    replied forwarded revised pruned purged erased wiped"""
 )
 
 # Outcomes that are not a result reached ("I am completely blocked").
