@@ -186,6 +186,19 @@ CONSTRUCTED = [
     ("The shared document has been revised.", "effect", "document has been"),
     ("Both documents have been moved to the Archive folder.", "effect", "documents have been"),
     ("Project memory updated.", "persistence", "Project memory updated"),
+    # a passive placed in the present by "now", and an act on a remote or a record
+    # reported in a plain passive
+    ("The schema change is now applied.", "completion", "schema change is now applied"),
+    ("The index migration is already applied.", "persistence", "is already applied"),
+    ("The stale branch was deleted.", "persistence", "stale branch was deleted"),
+    ("The duplicate booking was cancelled.", "effect", "booking was cancelled"),
+    ("The standup is scheduled for 9:30 on Mondays.", "effect", "standup is scheduled"),
+    # a check named and ticked, a check's value, a check that found nothing
+    ("Lint ✔", "verification", "Lint ✔"),
+    ("- Type check: ✅", "verification", "Type check: ✅"),
+    ("`go vet` ✓ (3 packages)", "verification", "`go vet` ✓"),
+    ("Clippy: clean", "verification", "Clippy: clean"),
+    ("No vulnerabilities found.", "verification", "No vulnerabilities found"),
     ("I've pruned the stale memories.", "persistence", "I've pruned"),
     # "X is now Y": a present state after "be"
     ("The preview server is now running on port 4000.", "completion", "server is now running"),
@@ -242,6 +255,13 @@ CONSTRUCTED_LOOK_ALIKES = [
     ("Successful lookups → cached (no regression)", None),  # an adjective before a noun
     ("The one that's working is the old build.", None),
     ("The README has been updated.", None),  # a file of the workspace: a single edit
+    # a simple present with a time or a condition: what the software does
+    ("The digest email is sent when the queue drains.", "generic"),
+    ("Backups are uploaded to S3 nightly.", "generic"),
+    ("The preview branch is deleted after the PR merges.", "generic"),
+    # a passive whose agent is another party
+    ("The flaky job was cancelled by the release bot.", "reported"),
+    ("Walk the dog ✓", None),  # a ticked item that names no check
     ("Some steps are done so far.", "partial"),
 ]
 

@@ -4,9 +4,9 @@ both of its summary lines: over all files (`claims: precision P recall R …`) a
 worst file (`worst file: NAME precision P recall R`), and on each file's own line.
 
 Issue 25's target is precision >= 0.95 and recall >= 0.90 over all files, the worst file
->= 0.90 / >= 0.85. The thresholds here are what the checker truly reaches today (measured
-figures in docs/claims.md, "Measured on real agent prose"), a little below the measured
-values so that this test fails on a regression, not on the target it does not yet meet.
+>= 0.90 / >= 0.85. The checker meets it (measured figures in docs/claims.md, "Measured on
+real agent prose"), so the thresholds here are the target itself: a rule change that
+costs any file its place above the line fails this test.
 
 The corpus is third-party text kept beside the clone, never copied into the project; the
 scorer replays one run per text through this project's `outcomes replay`. Under CI=true a
@@ -26,12 +26,12 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 SCORER = ROOT.parent / "shared" / "claims-corpus" / "score.py"
 
-# (precision, recall) floors: measured 0.951 / 0.907 over all files, worst file 0.918 /
-# 0.833 (batch-3d) when these were set; every file's own line at least 0.900 precision
-# (batch-3b) and 0.833 recall (batch-3d).
-ALL_FILES = (0.948, 0.903)
-WORST_FILE = (0.91, 0.825)
-EVERY_FILE = (0.895, 0.825)
+# (precision, recall) floors, the issue's targets: measured 0.953 / 0.910 over all files,
+# worst file 0.900 / 0.854 (batch-3b) when these were set; lowest on any file's own line
+# 0.900 precision (batch-3b) and 0.854 recall (batch-3b, batch-3c).
+ALL_FILES = (0.95, 0.90)
+WORST_FILE = (0.90, 0.85)
+EVERY_FILE = (0.90, 0.85)
 
 _ALL = re.compile(r"claims: precision ([\d.]+) recall ([\d.]+) over .*")
 _WORST = re.compile(r"worst file: (\S+) precision ([\d.]+) recall ([\d.]+)")

@@ -174,8 +174,21 @@ def generic(words: Sequence[str], h: int, w: str, prior: Use | None) -> Candidat
         w in CHANGE_VERBS and place_in(words, h, None, reach=4) is not None
     )
     if use.how == "aux":
-        ok = "been" in use.aux or (
-            result and any(x in ("was", "were", "is", "are") for x in use.aux)
+        be = any(x in ("was", "were", "is", "are") for x in use.aux)
+        group = words[use.lo : h]
+        ok = (
+            "been" in use.aux
+            or (be and result)
+            # "The migration is now applied": a present passive placed in the present
+            or (be and set(use.aux) & PRESENT_BE and any(x in NOW_ADVERBS for x in group))
+            # "The branch was deleted", "The meeting is booked": an act on a remote or a
+            # record reported in the passive
+            or (
+                be
+                and is_passive(words, h, use)
+                and place in ("remote", "record")
+                and (w in CHANGE_VERBS or verb_place(w) is not None)
+            )
         )
     elif use.how in ("first", "pronoun", "np", "coord"):
         ok = result or (acted and place in ("remote", "record"))

@@ -18,6 +18,7 @@ from outcomes.reducers.claims.constructions import (
     soft_clause_start,
 )
 from outcomes.reducers.claims.lexicon import (
+    BE,
     CAN_REPORT,
     CLAUSE_END,
     CONCESSIVE,
@@ -29,8 +30,10 @@ from outcomes.reducers.claims.lexicon import (
     MODAL,
     NEGATORS,
     NEW_SUBJECT,
+    NOW_ADVERBS,
     PARTIAL,
     PAST_CUES,
+    PRESENT_BE,
     SETTINGS,
     SUBORDINATORS,
     WH,
@@ -130,6 +133,10 @@ def blocker(sentence: Sentence, words: Sequence[str], cand: Candidate) -> Blocke
         return "generic"
     if "being" in words[max(clause_lo, h - 2) : h]:
         return "generic"  # progressive: "were being written", "being tested"
+    if _habitual(words, h, cand, clause_hi):
+        return "generic"
+    if _by_another(words, h, cand):
+        return "reported"
     # Failures reported before the head in its clause; the head's own word is the claim.
     for x in range(clause_lo, h):
         if (
@@ -163,6 +170,42 @@ def blocker(sentence: Sentence, words: Sequence[str], cand: Candidate) -> Blocke
         if x > h and words[x] == "before" and x + 1 < n and words[x + 1] in SETTINGS:
             return "past"  # "the tests passed before my last edit"
     return None
+
+
+# Words that make a simple present a habit: "The email is sent when the job ends",
+# "The report is uploaded nightly".
+_HABIT = frozenset({"nightly", "daily", "hourly", "weekly", "monthly", "periodically"})
+_HABIT |= frozenset({"regularly", "every", "whenever", "when", "after", "before", "once"})
+_HABIT |= frozenset({"until", "if", "unless"})
+
+
+def _habitual(words: Sequence[str], h: int, cand: Candidate, clause_hi: int) -> bool:
+    """A simple present passive or state ("is sent", "are pushed") with a time or a
+    condition after it describes what the software does, not what this run did; "now"
+    or "already" in the verb group places it in the report's present instead."""
+    use = cand.use
+    if use is None or use.how != "aux" or not use.aux:
+        return False
+    if not all(x in PRESENT_BE for x in use.aux):
+        return False
+    if any(x in NOW_ADVERBS for x in words[use.lo : h]):
+        return False
+    return any(x in _HABIT for x in words[h + 1 : clause_hi + 1])
+
+
+# Who did it, after a passive: "deleted by the bot". Not a means ("by updating …") and
+# not this run's own work ("by this change", "by me").
+_OWN_AGENTS = frozenset({"me", "us", "this", "my", "our", "these", "running", "hand"})
+
+
+def _by_another(words: Sequence[str], h: int, cand: Candidate) -> bool:
+    use = cand.use
+    if use is None or use.how != "aux" or not any(x in BE for x in use.aux):
+        return False
+    if h + 2 >= len(words) or words[h + 1] != "by":
+        return False
+    agent = words[h + 2]
+    return agent[:1].isalpha() and agent not in _OWN_AGENTS and not agent.endswith("ing")
 
 
 def _own_standing(words: Sequence[str], lo: int, h: int, cand: Candidate) -> bool:

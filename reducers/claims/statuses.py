@@ -196,6 +196,7 @@ def status_candidates(
         ):
             out.append(Candidate("effect", "pr_link", 0, colon + 1, label.index("`#")))
     out += _label_value(words)
+    out += _ticked_check(words)
     # "I've successfully:" sums up the list after it.
     if words[-2:] == ["successfully", ":"] and len(words) <= 4:
         first = words[0]
@@ -281,6 +282,9 @@ def status_candidates(
                 hit = next((x for x in range(j + 1, min(n, j + 8)) if words[x] in FINDINGS), None)
                 if hit is not None:
                     out.append(Candidate("verification", "found_none", i, hit, j, none=True))
+        # "No issues found", "zero vulnerabilities detected"
+        if w in ("no", "zero") and nxt in FINDINGS and i + 2 < n and words[i + 2] in FOUND_WORDS:
+            out.append(Candidate("verification", "found_none", i, i + 2, i + 2, none=True))
         # "found no errors", "no issues found", "zero broken links"
         if w in FOUND_WORDS and nxt in ("no", "zero") and i + 2 < n:
             hit = next((x for x in range(i + 2, min(n, i + 6)) if words[x] in FINDINGS), None)
@@ -312,7 +316,7 @@ def status_candidates(
 STATUS_VALUES = class_of(
     """active live running working healthy online available created deleted removed
     updated cancelled canceled booked confirmed scheduled sent archived restored
-    enabled disabled configured provisioned"""
+    enabled disabled configured provisioned clean"""
 )
 
 
@@ -352,6 +356,23 @@ def _label_value(words: Sequence[str]) -> list[Candidate]:
         )
         return [Candidate(kind, "label_value", 0, j, j)]
     return [Candidate("completion", "status_value", 0, j, j)]
+
+
+def _ticked_check(words: Sequence[str]) -> list[Candidate]:
+    """ "Lint ✔", "Build: ✅", "Unit tests ✓ (42)": a check named and ticked, as the
+    whole line (a count or a note in parentheses may follow the mark)."""
+    end = words.index("(") if "(" in words else len(words)
+    line = [w for w in words[:end] if w not in (".", "*")]
+    if len(line) < 2 or line[-1] not in CHECK_MARKS:
+        return []
+    label = line[:-2] if line[-2] == ":" else line[:-1]
+    named = [w for w in label if w[:1].isalpha() or w in ("`c", "`p")]
+    if not 1 <= len(named) <= 4 or len(named) != len(label):
+        return []
+    if place_of(named) != "check" and not any(w == "`c" for w in named):
+        return []
+    mark = max(i for i, w in enumerate(words[:end]) if w in CHECK_MARKS)
+    return [Candidate("verification", "check_mark", 0, mark, len(label) - 1)]
 
 
 # Status values that are states rather than acts: their kind needs no label.
