@@ -199,6 +199,16 @@ CONSTRUCTED = [
     ("`go vet` ✓ (3 packages)", "verification", "`go vet` ✓"),
     ("Clippy: clean", "verification", "Clippy: clean"),
     ("No vulnerabilities found.", "verification", "No vulnerabilities found"),
+    ("The generated JSON matches the fixture byte for byte.", "verification", "matches"),
+    # irregular participles, and a passive on a remote whose head rule is narrow
+    ("The API token has been reset.", "completion", "token has been reset"),
+    ("The staging release was upgraded to 2.4.", "effect", "release was upgraded"),
+    ("The flaky crash is gone.", "completion", "crash is gone"),
+    ("Closed the two stale issues.", "completion", "Closed"),
+    ("Cancelled the duplicate Stripe subscription.", "effect", "Cancelled"),
+    # a party as the patient of a passive is no other party's act
+    ("The reviewer has been notified.", "effect", "reviewer has been notified"),
+    ("The client was emailed by me this morning.", "effect", "client was emailed"),
     ("I've pruned the stale memories.", "persistence", "I've pruned"),
     # "X is now Y": a present state after "be"
     ("The preview server is now running on port 4000.", "completion", "server is now running"),
@@ -262,6 +272,16 @@ CONSTRUCTED_LOOK_ALIKES = [
     # a passive whose agent is another party
     ("The flaky job was cancelled by the release bot.", "reported"),
     ("Walk the dog ✓", None),  # a ticked item that names no check
+    ("The two tickets were filed by a teammate on Monday.", "reported"),
+    ("According to the vendor, the refund was processed.", "reported"),
+    ("A signed build is required for release.", None),  # a participle naming the build
+    ("Modified `api/mail.go` to send the PR digest.", None),  # the object is the file
+    ("- Updated the Stripe integration", None),  # the head noun decides: an integration
+    # a plan after its label, an imperative after a purpose phrase, a partial subject
+    ("Next steps: redeploy and confirm the site is live.", "hypothetical"),
+    ("To check, rerun the suite and confirm it passes.", "imperative"),
+    ("Most integration tests pass.", "partial"),
+    ("Some of the migrations are applied now.", "partial"),
     ("Some steps are done so far.", "partial"),
 ]
 

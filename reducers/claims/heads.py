@@ -52,7 +52,7 @@ from outcomes.reducers.claims.lexicon import (
     WEAK_PASSIVE_EXCLUDED,
 )
 from outcomes.reducers.claims.narrative import Sentence, Token
-from outcomes.reducers.claims.objects import CHANGE_VERBS, place_of
+from outcomes.reducers.claims.objects import CHANGE_VERBS, REMOTE, place_of
 from outcomes.reducers.claims.results import (
     CONSTRUCTION_WORDS,
     attributive,
@@ -76,8 +76,11 @@ def _after(words: Sequence[str], h: int, n: int) -> list[str]:
     return list(words[h + 1 : h + 1 + n])
 
 
-def _has_remote(words: Sequence[str], lo: int, hi: int) -> bool:
-    return any(w in REMOTE_NOUNS for w in words[max(0, lo) : hi])
+def _has_remote(words: Sequence[str], lo: int, hi: int, wide: bool = False) -> bool:
+    """A review object (REMOTE_NOUNS: drafts, comments, tags…) in `words[lo:hi]`; with
+    `wide`, also anything the kind rule places outside the workspace (tickets, bookings,
+    messages…)."""
+    return any(w in REMOTE_NOUNS or (wide and w in REMOTE) for w in words[max(0, lo) : hi])
 
 
 def _object_is_branch(words: Sequence[str], h: int) -> bool:
@@ -292,7 +295,12 @@ def _completion(words: Sequence[str], h: int, w: str, prior: Use | None) -> Cand
             return None
         # A change verb on a remote or a record: "Both tasks were successfully created
         # in Jira", "your reservation has been updated", "I've upgraded the booking".
-        ok = "been" in use.aux or successfully or use.how in ("first", "pronoun", "np", "coord")
+        ok = (
+            "been" in use.aux
+            or successfully
+            or use.how in ("first", "pronoun", "np", "coord")
+            or is_passive(words, h, use)  # "The Helm release was upgraded"
+        )
         kind = "effect" if place == "remote" else "persistence"
         return _built(kind, w, use, h, h) if ok else None
     if w in ("achieved", "accomplished", "integrated", "licensed", "analyzed", "analysed"):
@@ -506,6 +514,8 @@ def _effect_or_record(words: Sequence[str], h: int, w: str, prior: Use | None) -
     if attributive_participle(words, h) or authorship(words, h):
         return None
     if w in NEEDS_REMOTE:
+        # "The tickets were filed", "Opened a PR": what is opened or filed is remote
+        remote = remote or _has_remote(words, window_lo, h, wide=True)
         ahead = [x for x in range(h + 1, min(h + 5, len(words))) if words[x] in REMOTE_NOUNS]
         return _built("effect", w, use, h, ahead[0] if ahead else h) if remote else None
     if w in ("sent", "posted") and _PROBES.intersection(words[h + 1 : h + 6]):

@@ -305,7 +305,7 @@ CAN_REPORT = frozenset({"confirm", "verify", "see", "say", "report"})
 IRREGULAR_PARTICIPLES = class_of(
     """done made set sent built run written taken given shown kept found held brought put
     split rebuilt rerun redone undone spun begun drawn grown thrown torn worn shut cut
-    hidden rewritten overwritten"""
+    hidden rewritten overwritten reset paid sold bought"""
 )
 
 # Adverbs that say an act reached its result ("was successfully cancelled").
@@ -320,10 +320,12 @@ STATE_WORDS = class_of(
     """running live functional operational healthy available online active synced
     safe stable accessible reachable correct valid accurate up-to-date consistent
     enabled configured installed connected secured protected restored intact
-    published deployed merged resolved production-ready working place"""
+    published deployed merged resolved production-ready working place gone"""
 )
 
-STRONG_STATES = class_of("running live functional operational healthy online synced working place")
+STRONG_STATES = class_of(
+    "running live functional operational healthy online synced working place gone"
+)
 
 # States that are what a check shows ("The calculation is correct", "… is healthy").
 CHECK_STATES = class_of("healthy correct valid accurate consistent")

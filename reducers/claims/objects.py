@@ -113,7 +113,7 @@ CHANGE_VERBS = _class(
     synced backed published posted archived unarchived transferred submitted filed
     attached uploaded imported exported rolled reverted tagged released deployed
     provisioned registered subscribed unsubscribed scheduled rescheduled sent
-    replied forwarded revised pruned purged erased wiped"""
+    replied forwarded revised pruned purged erased wiped processed"""
 )
 
 # Outcomes that are not a result reached ("I am completely blocked").

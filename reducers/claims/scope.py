@@ -55,7 +55,15 @@ def blocker(sentence: Sentence, words: Sequence[str], cand: Candidate) -> Blocke
     if cand.rule == "json_status":
         return None
     in_parens = _in_parens(words, h)
+    if _plan_label(words, h):
+        return "hypothetical"  # "Next: deploy to staging and confirm the site is live"
     first = _first_word(words)
+    if first is not None and words[first] == "to":
+        # "To verify, run the tests and confirm they pass": a purpose phrase before the
+        # imperative it introduces
+        comma = next((x for x in range(first + 1, min(n, first + 5)) if words[x] == ","), None)
+        if comma is not None and comma < h:
+            first = comma + 1 if comma + 1 < n else first
     # Questions, unless the claim sits in a factive "now that …" clause.
     if words and words[-1] == "?" and not _now_that(words, h):
         return "question"
@@ -91,9 +99,14 @@ def blocker(sentence: Sentence, words: Sequence[str], cand: Candidate) -> Blocke
             return "negated"
     # Other parties: their words reported ("The bot's message says that it is done"),
     # or their acts ("The reviewer approved the PR").
-    if _reported(words, lo):
+    if _reported(words, lo) or _according_to(words, lo):
         return "reported"
-    if cand.use is not None and cand.use.subject[-1:] and cand.use.subject[-1] in OTHER_PARTIES:
+    if (
+        cand.use is not None
+        and cand.use.subject[-1:]
+        and cand.use.subject[-1] in OTHER_PARTIES
+        and not any(x in BE for x in cand.use.aux)  # "the customer has been notified"
+    ):
         return "reported"
     # Modal, future and infinitive cues, scoped forward to a contrast or a new clause.
     hypo = (
@@ -127,6 +140,7 @@ def blocker(sentence: Sentence, words: Sequence[str], cand: Candidate) -> Blocke
             words[x] in PARTIAL
             or (words[x] in ("for", "in") and x + 1 < n and words[x + 1] in ("most", "some"))
             or (words[x] == "so" and x + 1 < n and words[x + 1] == "far")
+            or (x == clause_lo and x < h and words[x] in _SOME and _opens_np(words, x + 1))
         ):
             return "partial"
     if any(words[x] in GENERIC for x in range(max(clause_lo, h - 3), min(n, h + 3))):
@@ -135,7 +149,7 @@ def blocker(sentence: Sentence, words: Sequence[str], cand: Candidate) -> Blocke
         return "generic"  # progressive: "were being written", "being tested"
     if _habitual(words, h, cand, clause_hi):
         return "generic"
-    if _by_another(words, h, cand):
+    if _by_another(words, h, cand, clause_hi):
         return "reported"
     # Failures reported before the head in its clause; the head's own word is the claim.
     for x in range(clause_lo, h):
@@ -193,19 +207,21 @@ def _habitual(words: Sequence[str], h: int, cand: Candidate, clause_hi: int) -> 
     return any(x in _HABIT for x in words[h + 1 : clause_hi + 1])
 
 
-# Who did it, after a passive: "deleted by the bot". Not a means ("by updating …") and
-# not this run's own work ("by this change", "by me").
-_OWN_AGENTS = frozenset({"me", "us", "this", "my", "our", "these", "running", "hand"})
+# Who did it, after a passive: "deleted by the bot", "opened by a teammate". A party
+# named with a determiner or as one of the other parties; not a means ("by email", "by
+# updating …") and not this run's own work ("by this change", "by me").
+_AGENT_DETERMINERS = frozenset({"the", "a", "an", "another", "their", "his", "her", "its"})
 
 
-def _by_another(words: Sequence[str], h: int, cand: Candidate) -> bool:
+def _by_another(words: Sequence[str], h: int, cand: Candidate, clause_hi: int) -> bool:
     use = cand.use
     if use is None or use.how != "aux" or not any(x in BE for x in use.aux):
         return False
-    if h + 2 >= len(words) or words[h + 1] != "by":
-        return False
-    agent = words[h + 2]
-    return agent[:1].isalpha() and agent not in _OWN_AGENTS and not agent.endswith("ing")
+    for x in range(h + 1, min(clause_hi, h + 8)):
+        if words[x] == "by":
+            agent = words[x + 1]
+            return agent in _AGENT_DETERMINERS or agent in OTHER_PARTIES
+    return False
 
 
 def _own_standing(words: Sequence[str], lo: int, h: int, cand: Candidate) -> bool:
@@ -343,6 +359,33 @@ def _reported(words: Sequence[str], lo: int) -> bool:
             who = words[j] if j >= 0 else ""
             return nounish(who) and who not in ("i", "we") and not who.startswith(("i'", "we'"))
     return False
+
+
+# Labels that introduce what is still to do: "Next:", "Next steps:", "TODO:".
+_PLAN_LABELS = frozenset({"next", "todo", "to-do", "remaining", "follow-up", "followup"})
+_PLAN_LABELS |= frozenset({"recommendation", "recommendations", "suggestion", "suggestions"})
+
+
+def _plan_label(words: Sequence[str], h: int) -> bool:
+    if ":" not in words[1:5]:
+        return False
+    colon = words.index(":")
+    label = [w for w in words[:colon] if w[:1].isalpha()]
+    return colon < h and 1 <= len(label) <= 3 and label[0] in _PLAN_LABELS
+
+
+# Quantifiers that open a subject and leave the rest out: "Most tests pass".
+_SOME = frozenset({"most", "some", "several", "many", "few"})
+
+
+def _opens_np(words: Sequence[str], x: int) -> bool:
+    return x < len(words) and (words[x] == "of" or nounish(words[x]))
+
+
+def _according_to(words: Sequence[str], lo: int) -> bool:
+    """ "According to the log, the deploy succeeded": what a source says, not the
+    writer's own assertion."""
+    return any(words[x] == "according" and words[x + 1] == "to" for x in range(lo - 1))
 
 
 def _finite_after_noun(word: str) -> bool:

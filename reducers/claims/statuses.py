@@ -588,8 +588,10 @@ def sentence_candidates(words: Sequence[str], toks: Sequence[Token]) -> list[Can
                 # counted, and none found (nobody tallies zeros of what went well).
                 out.append(Candidate("verification", "no_failures", i, i + 4, i + 1, none=True))
         # "matching the reference exactly".
-        if w.startswith("match") and "exactly" in words[i + 1 : i + 6]:
-            out.append(Candidate("verification", "matches", i, words.index("exactly", i), i))
+        if w.startswith("match"):
+            end = next((x for x in range(i + 1, min(n, i + 6)) if _exactly(words, x)), None)
+            if end is not None:
+                out.append(Candidate("verification", "matches", i, end, i))
         # Conformance in the text's own voice: "Matches the design", "It conforms to the
         # schema", "Now complies with RFC 5322", "The folder is fully ESM-compliant".
         conform = _conformance(words, i)
@@ -609,6 +611,15 @@ def sentence_candidates(words: Sequence[str], toks: Sequence[Token]) -> list[Can
             kind: ClaimKind = "persistence" if nxt == "merged" else "completion"
             out.append(Candidate(kind, "status_in_parens", lo, i + 2, i + 1))
     return out
+
+
+# How closely an output matches what was expected: "matches … exactly / byte-for-byte".
+_EXACTLY = frozenset({"exactly", "byte-for-byte", "verbatim", "identically"})
+
+
+def _exactly(words: Sequence[str], x: int) -> bool:
+    nxt = words[x + 1 : x + 3]
+    return words[x] in _EXACTLY or (words[x] in ("byte", "character") and nxt[:1] == ["for"])
 
 
 def _skip_adverbs_fwd(words: Sequence[str], j: int) -> int:
