@@ -12,6 +12,10 @@ Measures, in one process on one core:
 With `--stages`, instead: where a replay's time goes (reading, `orjson.loads`, validation,
 the fold and its account assembly, serialising the outputs), for both mixes, with the
 runs interleaved as in 2 and with one run's events after another.
+With `--claims`, instead: what claim checking costs the replay path (issue 25: at most
+5%), for both mixes: replays with the fold as it is and with narratives not judged (the
+fold's `_verdicts` answering nothing), alternated in pairs in this one process, so the
+machine's load falls on both sides alike; prints each pair's ratio and their median.
 """
 
 from __future__ import annotations
@@ -171,6 +175,47 @@ def print_stages(mixes: list[tuple[str, int, int]]) -> None:
         )
 
 
+@contextmanager
+def claims_unjudged() -> Iterator[None]:
+    """Within the block, the fold keeps and judges no narrative: no reading, no verdicts,
+    nothing to settle again on later revisions."""
+    original = engine_module._verdicts
+    engine_module._verdicts = lambda state, narrative: []
+    try:
+        yield
+    finally:
+        engine_module._verdicts = original
+
+
+def print_claims_cost(mixes: list[tuple[str, int, int]], pairs: int) -> None:
+    for title, runs, padding in mixes:
+        with tempfile.TemporaryDirectory() as tmp:
+            path = Path(tmp) / "mix.jsonl"
+            count = write_mix(path, runs, padding)
+            ratios, on_rates, off_rates = [], [], []
+            for index in range(pairs):
+                # alternate which side runs first, so neither always meets a warm cache
+                order = (True, False) if index % 2 == 0 else (False, True)
+                cpu: dict[bool, float] = {}
+                for judged in order:
+                    if judged:
+                        cpu[judged] = time_replay(path)[1]
+                    else:
+                        with claims_unjudged():
+                            cpu[judged] = time_replay(path)[1]
+                on_rates.append(count / cpu[True])
+                off_rates.append(count / cpu[False])
+                ratios.append(cpu[False] / cpu[True])
+        print(f"{title}: {count:,} events in {runs:,} runs; events/s of CPU time")
+        for on, off, ratio in zip(on_rates, off_rates, ratios, strict=True):
+            print(f"  claims judged {on:>9,.0f}  not judged {off:>9,.0f}  ratio {ratio:.3f}")
+        median = sorted(ratios)[len(ratios) // 2]
+        print(
+            f"  median ratio {median:.3f}: claim checking costs {1 - median:.1%} of replay "
+            "throughput (target: at most 5%)"
+        )
+
+
 def peak_rss_child(runs: int, events_per_run: int) -> None:
     """Child mode: replay runs x events_per_run events from memory and print peak RSS."""
     engine = Engine()
@@ -192,6 +237,9 @@ def main() -> None:
     parser.add_argument("--memory-child", nargs=2, type=int, metavar=("RUNS", "EVENTS_PER_RUN"))
     parser.add_argument("--skip-memory", action="store_true")
     parser.add_argument("--stages", action="store_true", help="where the time goes, by stage")
+    parser.add_argument(
+        "--claims", type=int, metavar="PAIRS", help="claim checking's cost, in PAIRS pairs"
+    )
     args = parser.parse_args()
     if args.memory_child:
         peak_rss_child(*args.memory_child)
@@ -203,6 +251,9 @@ def main() -> None:
     ]
     if args.stages:
         print_stages(mixes)
+        return
+    if args.claims:
+        print_claims_cost(mixes, args.claims)
         return
     for title, runs, padding in mixes:
         with tempfile.TemporaryDirectory() as tmp:

@@ -81,12 +81,29 @@ FAMILY_NOUNS: Mapping[str, re.Pattern[str]] = {
 
 
 class Layout:
-    """A text's sentences (every prose block, quoted ones included) and its claims."""
+    """A text's sentences (every prose block, quoted ones included) and its claims.
+
+    A narrative's layout is kept for as long as its run (each revision judges it again),
+    so it keeps only spans and candidates, not the sentences' tokens."""
+
+    __slots__ = ("_disclosing", "found", "sentences", "text")
 
     def __init__(self, text: str) -> None:
-        self.parsed = sentences(text)
-        self.sentences: list[Span] = [(s.start, s.end) for s in self.parsed]
-        self.found = scan_sentences(self.parsed)
+        parsed = sentences(text)
+        self.text = text
+        self.sentences: list[Span] = [(s.start, s.end) for s in parsed]
+        self.found = scan_sentences(parsed)
+        self._disclosing: list[Span] | None = None
+
+    def disclosing(self) -> list[Span]:
+        """The sentences that disclose a problem (a DISCLOSURE word), found on the first
+        judgement that owes an obligation and kept for the later ones."""
+        if self._disclosing is None:
+            text = self.text
+            self._disclosing = [
+                (lo, hi) for lo, hi in self.sentences if DISCLOSURE.search(text, lo, hi)
+            ]
+        return self._disclosing
 
 
 # -- where the account's identifiers are named -----------------------------------------------
@@ -444,14 +461,14 @@ def _unaddressed(
     """The obligations no sentence addresses. A sentence addresses one when it discloses a
     problem (a DISCLOSURE word) and names it by its identifier, or, naming no other
     obligation of the same family, refers to it with a generic noun."""
+    if not owed:
+        return []
     family_of = {ob.name: ob.family for ob in owed}
     families = sorted({ob.family for ob in owed})
     nouns = sorted({p for ob in owed for p in ob.nouns}, key=lambda p: p.pattern)
     by_name: set[str] = set()  # subjects named in a disclosing sentence
     by_noun: set[tuple[str, str]] = set()  # (family, noun pattern) usable generically
-    for lo, hi in layout.sentences:
-        if not DISCLOSURE.search(text, lo, hi):
-            continue
+    for lo, hi in layout.disclosing():
         named = [n for n in mentions.within((lo, hi)) if n in family_of]
         by_name.update(f"{family_of[n]}:{n}" for n in named)
         unnamed_families = [f for f in families if f not in {family_of[n] for n in named}]
