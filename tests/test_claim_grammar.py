@@ -186,9 +186,7 @@ CONSTRUCTED = [
     ("The shared document has been revised.", "effect", "document has been"),
     ("Both documents have been moved to the Archive folder.", "effect", "documents have been"),
     ("Project memory updated.", "persistence", "Project memory updated"),
-    # a passive placed in the present by "now", and an act on a remote or a record
-    # reported in a plain passive
-    ("The schema change is now applied.", "completion", "schema change is now applied"),
+    # an act on a remote or a record reported in a plain passive
     ("The index migration is already applied.", "persistence", "is already applied"),
     ("The stale branch was deleted.", "persistence", "stale branch was deleted"),
     ("The duplicate booking was cancelled.", "effect", "booking was cancelled"),
@@ -268,6 +266,10 @@ CONSTRUCTED_LOOK_ALIKES = [
     # a simple present with a time or a condition: what the software does
     ("The digest email is sent when the queue drains.", "generic"),
     ("Backups are uploaded to S3 nightly.", "generic"),
+    ("The sessions table is now updated on every write.", "generic"),
+    ("The digest is now sent asynchronously.", "generic"),
+    ("The dark theme is now enabled by default.", "generic"),
+    ("Retries are now capped at three.", None),  # what the code does now, no result
     ("The preview branch is deleted after the PR merges.", "generic"),
     # a passive whose agent is another party
     ("The flaky job was cancelled by the release bot.", "reported"),

@@ -114,7 +114,10 @@ CONTRAST = frozenset({"but", "however", "although", "though", "whereas", "while"
 # Hard clause boundaries (tokens): nothing scopes across them.
 HARD = frozenset({";", ":", "(", ")", "[", "]", "|", "-", "\u2192", "\u00b7", "="})
 
-GENERIC = frozenset({"automatically", "always", "usually", "typically", "generally", "normally"})
+GENERIC = frozenset(
+    {"automatically", "always", "usually", "typically", "generally", "normally"}
+    | {"lazily", "eagerly", "asynchronously", "synchronously", "conditionally"}
+)
 
 PAST_CUES = frozenset({"earlier", "previously", "initially", "originally", "formerly", "prior"})
 

@@ -189,12 +189,9 @@ def generic(words: Sequence[str], h: int, w: str, prior: Use | None) -> Candidat
     )
     if use.how == "aux":
         be = any(x in ("was", "were", "is", "are") for x in use.aux)
-        group = words[use.lo : h]
         ok = (
             "been" in use.aux
             or (be and result)
-            # "The migration is now applied": a present passive placed in the present
-            or (be and set(use.aux) & PRESENT_BE and any(x in NOW_ADVERBS for x in group))
             # "The branch was deleted", "The meeting is booked": an act on a remote or a
             # record reported in the passive
             or (

@@ -188,9 +188,9 @@ def blocker(sentence: Sentence, words: Sequence[str], cand: Candidate) -> Blocke
 
 # Words that make a simple present a habit: "The email is sent when the job ends",
 # "The report is uploaded nightly".
-_HABIT = frozenset({"nightly", "daily", "hourly", "weekly", "monthly", "periodically"})
-_HABIT |= frozenset({"regularly", "every", "whenever", "when", "after", "before", "once"})
-_HABIT |= frozenset({"until", "if", "unless"})
+_FREQUENCY = frozenset({"nightly", "daily", "hourly", "weekly", "monthly", "periodically"})
+_FREQUENCY |= frozenset({"regularly", "every", "whenever"})
+_HABIT = _FREQUENCY | frozenset({"when", "after", "before", "once", "until", "if", "unless"})
 
 
 def _habitual(words: Sequence[str], h: int, cand: Candidate, clause_hi: int) -> bool:
@@ -202,9 +202,12 @@ def _habitual(words: Sequence[str], h: int, cand: Candidate, clause_hi: int) -> 
         return False
     if not all(x in PRESENT_BE for x in use.aux):
         return False
+    after = words[h + 1 : clause_hi + 1]
+    if not _FREQUENCY.isdisjoint(after) or ("by" in after and "default" in after):
+        return True  # "The cache is now cleared on every write", "enabled by default"
     if any(x in NOW_ADVERBS for x in words[use.lo : h]):
         return False
-    return any(x in _HABIT for x in words[h + 1 : clause_hi + 1])
+    return any(x in _HABIT for x in after)
 
 
 # Who did it, after a passive: "deleted by the bot", "opened by a teammate". A party
