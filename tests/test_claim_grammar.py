@@ -207,6 +207,8 @@ CONSTRUCTED = [
     # a party as the patient of a passive is no other party's act
     ("The reviewer has been notified.", "effect", "reviewer has been notified"),
     ("The client was emailed by me this morning.", "effect", "client was emailed"),
+    ("The hotfix was pushed 10 minutes ago.", "effect", "hotfix was pushed"),
+    ("I cancelled the spare booking two days ago.", "effect", "I cancelled"),
     ("I've pruned the stale memories.", "persistence", "I've pruned"),
     # "X is now Y": a present state after "be"
     ("The preview server is now running on port 4000.", "completion", "server is now running"),
@@ -270,6 +272,9 @@ CONSTRUCTED_LOOK_ALIKES = [
     ("The digest is now sent asynchronously.", "generic"),
     ("The dark theme is now enabled by default.", "generic"),
     ("Retries are now capped at three.", None),  # what the code does now, no result
+    # a time before the run, said of a thing rather than of the writer
+    ("The release branch was deleted last month.", "past"),
+    ("That duplicate ticket was closed three years ago.", "past"),
     ("The preview branch is deleted after the PR merges.", "generic"),
     # a passive whose agent is another party
     ("The flaky job was cancelled by the release bot.", "reported"),

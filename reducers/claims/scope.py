@@ -183,7 +183,28 @@ def blocker(sentence: Sentence, words: Sequence[str], cand: Candidate) -> Blocke
             return "past"
         if x > h and words[x] == "before" and x + 1 < n and words[x + 1] in SETTINGS:
             return "past"  # "the tests passed before my last edit"
+        if x > h and _long_ago(words, x) and not _own(cand):
+            return "past"  # "The PR was merged last week": not this run's act
     return None
+
+
+# Times before any run's: "two years ago", "last week", "yesterday" (not "5 minutes ago").
+_PERIODS = frozenset({"week", "month", "year", "quarter", "sprint", "release"})
+_LONG_UNITS = _PERIODS | frozenset({"day", "days", "weeks", "months", "years", "quarters"})
+
+
+def _long_ago(words: Sequence[str], x: int) -> bool:
+    w = words[x]
+    if w == "yesterday":
+        return True
+    if w == "ago":
+        return x > 0 and words[x - 1] in _LONG_UNITS
+    return w == "last" and x + 1 < len(words) and words[x + 1] in _PERIODS
+
+
+def _own(cand: Candidate) -> bool:
+    """A candidate whose subject is the writer ("I pushed it an hour ago")."""
+    return cand.use is not None and cand.use.how in ("first", "pronoun")
 
 
 # Words that make a simple present a habit: "The email is sent when the job ends",
