@@ -204,6 +204,8 @@ CONSTRUCTED = [
     ("The flaky crash is gone.", "completion", "crash is gone"),
     ("Closed the two stale issues.", "completion", "Closed"),
     ("Cancelled the duplicate Stripe subscription.", "effect", "Cancelled"),
+    ("Reserved a table for six at Nopa.", "effect", "Reserved"),
+    ("I've added you to the waitlist for the 7pm slot.", "effect", "I've added"),
     # a party as the patient of a passive is no other party's act
     ("The reviewer has been notified.", "effect", "reviewer has been notified"),
     ("The client was emailed by me this morning.", "effect", "client was emailed"),

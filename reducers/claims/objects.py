@@ -37,7 +37,7 @@ REMOTE = _class(
     npm pypi site website websites email emails mail mails mailbox inbox message
     messages reply replies slack discord telegram sms notification notifications
     jira linear trello asana confluence notion calendar meeting meetings invite
-    invitation invitations booking bookings reservation reservations order orders
+    invitation invitations booking bookings reservation reservations waitlist order orders
     payment payments refund refunds flight flights hotel hotels rental fare
     itinerary catalog catalogue subscription subscriptions release releases webhook
     webhooks tweet article articles spreadsheet dropbox sharepoint crm contact
@@ -47,7 +47,7 @@ REMOTE = _class(
 
 # Verbs whose own sense is an act on a remote system.
 REMOTE_VERBS = _class(
-    """booked rebooked refunded cancelled canceled emailed mailed replied messaged charged
+    """booked rebooked reserved refunded cancelled canceled emailed mailed replied messaged charged
     paid invoiced invited scheduled rescheduled notified published deployed
     redeployed pushed force-pushed posted tweeted uploaded shipped released
     submitted decommissioned provisioned purchased ordered issued forwarded
