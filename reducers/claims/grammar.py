@@ -36,7 +36,7 @@ from outcomes.reducers.claims.lexicon import HARD
 from outcomes.reducers.claims.narrative import Sentence, sentences
 from outcomes.reducers.claims.objects import place_of
 from outcomes.reducers.claims.results import same_place
-from outcomes.reducers.claims.scope import Review, blocker, review_reason
+from outcomes.reducers.claims.scope import Review, blocker, present_words, review_reason
 from outcomes.reducers.claims.statuses import (
     sentence_candidates,
     status_candidates,
@@ -142,6 +142,7 @@ def scan_sentence(sentence: Sentence, before: Sequence[str] = ()) -> list[Found]
         cands = [_by_section(c, sentence.section) for c in cands]
     out: list[Found] = []
     taken: list[tuple[int, int, str]] = []
+    present = present_words(words)
     for cand in sorted(cands, key=lambda c: (c.lo, -(c.hi - c.lo))):
         start, end = _spans(sentence, cand)
         # One verdict per stretch of text and kind: a claim inside a longer one of the
@@ -160,7 +161,7 @@ def scan_sentence(sentence: Sentence, before: Sequence[str] = ()) -> list[Found]
                 end,
                 _clause_span(sentence, words, cand.head),
                 (sentence.start, sentence.end),
-                blocker(sentence, words, cand),
+                blocker(sentence, words, cand, present),
                 review_reason(words, cand),
             )
         )

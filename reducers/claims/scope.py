@@ -43,9 +43,31 @@ from outcomes.reducers.claims.narrative import Sentence, Token
 from outcomes.reducers.claims.objects import HEARSAY_VERBS, MESSAGES, OTHER_PARTIES, SPEECH_VERBS
 
 
-def blocker(sentence: Sentence, words: Sequence[str], cand: Candidate) -> Blocker | None:
+def present_words(words: Sequence[str]) -> frozenset[str]:
+    """The words of a sentence as a set, with markers for the endings some checks look for
+    ("n't", "'ll", "'d"): computed once per sentence, it lets each check below skip a
+    sentence that holds none of its cue words without scanning it."""
+    out = set(words)
+    for w in out.copy():
+        if "'" in w:
+            for ending in ("n't", "'ll", "'d"):
+                if w.endswith(ending):
+                    out.add(ending)
+    return frozenset(out)
+
+
+def blocker(
+    sentence: Sentence,
+    words: Sequence[str],
+    cand: Candidate,
+    present: frozenset[str] | None = None,
+) -> Blocker | None:
+    """Why `cand` is no present assertion, or None. `present` is `present_words(words)`
+    (computed here when the caller has not)."""
     h, lo = cand.head, cand.lo
     n = len(words)
+    if present is None:
+        present = present_words(words)
     if sentence.role == "quote" or _field_content(words, cand.lo):
         return "quoted"
     if sentence.checked is False:
@@ -86,7 +108,8 @@ def blocker(sentence: Sentence, words: Sequence[str], cand: Candidate) -> Blocke
     clause_lo = soft_clause_start(words, min(lo, h))
     # Negation before the head in its clause (a "nothing happened" claim carries its own).
     neg_hi = lo if cand.none else h
-    for x in range(clause_lo, neg_hi):
+    negations = not _NEGATION_CUES.isdisjoint(present)
+    for x in range(clause_lo, neg_hi) if negations else ():
         if words[x] in NEGATORS or words[x].endswith("n't"):
             if cand.rule == "no_failures":
                 continue
@@ -95,7 +118,7 @@ def blocker(sentence: Sentence, words: Sequence[str], cand: Candidate) -> Blocke
         after = words[h + 1 : h + 3]
         if after[:1] == ["not"] or after == ["not", "yet"]:
             return "negated"
-        if _but_not_later(words, h):
+        if "but" in present and _but_not_later(words, h):
             return "negated"
     # Other parties: their words reported ("The bot's message says that it is done"),
     # or their acts ("The reviewer approved the PR").
@@ -111,13 +134,13 @@ def blocker(sentence: Sentence, words: Sequence[str], cand: Candidate) -> Blocke
     # Modal, future and infinitive cues, scoped forward to a contrast or a new clause.
     hypo = (
         None
-        if cand.rule in ("able_to", "unable")
+        if cand.rule in ("able_to", "unable") or _HYPOTHETICAL_CUES.isdisjoint(present)
         else _hypothetical(words, min(lo, h), h, sentence.tokens)
     )
     if hypo is not None:
         return hypo
     # Subordinate clauses: conditions and times ("once it is ready", "after X is done").
-    for x in range(clause_lo, h):
+    for x in range(clause_lo, h) if not _CLAUSE_CUES.isdisjoint(present) else ():
         if (
             words[x] in SUBORDINATORS
             and words[x + 1] not in ("which", "that")
@@ -135,7 +158,8 @@ def blocker(sentence: Sentence, words: Sequence[str], cand: Candidate) -> Blocke
     clause_hi = h
     while clause_hi + 1 < n and words[clause_hi + 1] not in CLAUSE_END:
         clause_hi += 1
-    for x in range(clause_lo, min(clause_hi + 1, h + 6)):
+    partial = not _PARTIAL_CUES.isdisjoint(present)
+    for x in range(clause_lo, min(clause_hi + 1, h + 6)) if partial else ():
         if (
             words[x] in PARTIAL
             or (words[x] in ("for", "in") and x + 1 < n and words[x + 1] in ("most", "some"))
@@ -143,23 +167,26 @@ def blocker(sentence: Sentence, words: Sequence[str], cand: Candidate) -> Blocke
             or (x == clause_lo and x < h and words[x] in _SOME and _opens_np(words, x + 1))
         ):
             return "partial"
-    if any(words[x] in GENERIC for x in range(max(clause_lo, h - 3), min(n, h + 3))):
+    if not GENERIC.isdisjoint(present) and any(
+        words[x] in GENERIC for x in range(max(clause_lo, h - 3), min(n, h + 3))
+    ):
         return "generic"
-    if "being" in words[max(clause_lo, h - 2) : h]:
+    if "being" in present and "being" in words[max(clause_lo, h - 2) : h]:
         return "generic"  # progressive: "were being written", "being tested"
     if _habitual(words, h, cand, clause_hi):
         return "generic"
     if _by_another(words, h, cand, clause_hi):
         return "reported"
     # Failures reported before the head in its clause; the head's own word is the claim.
-    for x in range(clause_lo, h):
+    failures = not _FAILURE_CUES.isdisjoint(present)
+    for x in range(clause_lo, h) if failures else ():
         if (
             words[x] in FAILURE
             and x != h
             and not (x > 0 and words[x - 1] in ("no", "zero", "0", "`n", "without"))
         ) and (cand.kind != "effect" or cand.rule != "damage"):
             return "past_failure"
-    for x in range(h + 1, clause_hi + 1):
+    for x in range(h + 1, clause_hi + 1) if failures else ():
         if words[x] in ("failed", "crashed", "errored", "broke") or (
             words[x] in ("failure", "failures", "errors") and "with" in words[h + 1 : x]
         ):
@@ -172,7 +199,7 @@ def blocker(sentence: Sentence, words: Sequence[str], cand: Candidate) -> Blocke
     if not standing and h > 0 and words[h - 1] == "had":
         return "past"
     hi_scan = min(n, h + 8)
-    for x in range(clause_lo, hi_scan):
+    for x in range(clause_lo, hi_scan) if not _PAST_CUES.isdisjoint(present) else ():
         if (words[x] in PAST_CUES and not standing) or (
             words[x] == "previous" and (x < h or (x + 1 < n and words[x + 1].startswith("session")))
         ):
@@ -205,6 +232,18 @@ def _long_ago(words: Sequence[str], x: int) -> bool:
 def _own(cand: Candidate) -> bool:
     """A candidate whose subject is the writer ("I pushed it an hour ago")."""
     return cand.use is not None and cand.use.how in ("first", "pronoun")
+
+
+# The cue words of each check in `blocker`: a sentence with none of them skips the check.
+_NEGATION_CUES = NEGATORS | {"n't"}
+_HYPOTHETICAL_CUES = (
+    MODAL | WISHES | {"'ll", "'d", "won't", "can't", "couldn't", "hopefully", "let's", "let", "to"}
+)
+_CLAUSE_CUES = SUBORDINATORS | CONCESSIVE | WH | {"even"}
+_PARTIAL_CUES = PARTIAL | {"for", "in", "so", "most", "some", "several", "many", "few"}
+_FAILURE_CUES = FAILURE | {"failed", "crashed", "errored", "broke", "failure", "failures"}
+_FAILURE_CUES |= {"errors"}
+_PAST_CUES = PAST_CUES | {"previous", "used", "first", "before", "yesterday", "ago", "last"}
 
 
 # Words that make a simple present a habit: "The email is sent when the job ends",
