@@ -210,7 +210,7 @@ def generic(words: Sequence[str], h: int, w: str, prior: Use | None) -> Candidat
         ok = True  # "Removed the folder from all git history", "Moved the docs to Notion"
     else:  # agentless: a report line on a record or a remote ("Staged the fix")
         ok = (verb_place(w) is not None and place in ("remote", "record")) or (
-            # "Rolled back the deployment", "Closed the duplicate issues"
+            # "Cancelled the duplicate subscription", "Archived the old tickets"
             w in CHANGE_VERBS and place_of(direct_object(words, h)[-1:]) == "remote"
         )
     if w in WEAK_PASSIVE_EXCLUDED and place not in ("remote", "record"):

@@ -240,7 +240,9 @@ _HYPOTHETICAL_CUES = (
     MODAL | WISHES | {"'ll", "'d", "won't", "can't", "couldn't", "hopefully", "let's", "let", "to"}
 )
 _CLAUSE_CUES = SUBORDINATORS | CONCESSIVE | WH | {"even"}
-_PARTIAL_CUES = PARTIAL | {"for", "in", "so", "most", "some", "several", "many", "few"}
+# Quantifiers that open a subject and leave the rest out: "Most tests pass".
+_SOME = frozenset({"most", "some", "several", "many", "few"})
+_PARTIAL_CUES = PARTIAL | _SOME | {"for", "in", "so"}
 _FAILURE_CUES = FAILURE | {"failed", "crashed", "errored", "broke", "failure", "failures"}
 _FAILURE_CUES |= {"errors"}
 _PAST_CUES = PAST_CUES | {"previous", "used", "first", "before", "yesterday", "ago", "last"}
@@ -435,10 +437,6 @@ def _plan_label(words: Sequence[str], h: int) -> bool:
     colon = words.index(":")
     label = [w for w in words[:colon] if w[:1].isalpha()]
     return colon < h and 1 <= len(label) <= 3 and label[0] in _PLAN_LABELS
-
-
-# Quantifiers that open a subject and leave the rest out: "Most tests pass".
-_SOME = frozenset({"most", "some", "several", "many", "few"})
 
 
 def _opens_np(words: Sequence[str], x: int) -> bool:
