@@ -198,6 +198,12 @@ CONSTRUCTED = [
     ("Clippy: clean", "verification", "Clippy: clean"),
     ("No vulnerabilities found.", "verification", "No vulnerabilities found"),
     ("The generated JSON matches the fixture byte for byte.", "verification", "matches"),
+    # a check's own report, a command's state, a present check act ending its clause
+    ("Stylelint reports 0 problems.", "verification", "0 problems"),
+    ("The CI log reports no errors.", "verification", "no errors"),
+    ("`go vet ./...` is clean.", "verification", "is clean"),
+    ("Everything compiles.", "verification", "Everything compiles"),
+    ("It builds again, and the docs are live.", "verification", "It builds"),
     # irregular participles, and a passive on a remote whose head rule is narrow
     ("The API token has been reset.", "completion", "token has been reset"),
     ("The staging release was upgraded to 2.4.", "effect", "release was upgraded"),
@@ -281,6 +287,8 @@ CONSTRUCTED_LOOK_ALIKES = [
     # a passive whose agent is another party
     ("The flaky job was cancelled by the release bot.", "reported"),
     ("Walk the dog ✓", None),  # a ticked item that names no check
+    ("The indexer builds the search table.", None),  # a check act with an object
+    ("The module that compiles first is `core`.", None),  # a relative clause
     ("The two tickets were filed by a teammate on Monday.", "reported"),
     ("According to the vendor, the refund was processed.", "reported"),
     ("A signed build is required for release.", None),  # a participle naming the build

@@ -199,7 +199,7 @@ def _head(
     ):
         return _ran(words, h, w, prior)
     if w == "clean":
-        return _clean(words, h, prior)
+        return _clean(words, toks, h, prior)
     if w in ("live", "serves"):
         return _live(words, h, w, prior)
     if w in REMOTE_EDITS and _has_remote(words, h + 1, h + 6):
@@ -453,7 +453,9 @@ def _ran(words: Sequence[str], h: int, w: str, prior: Use | None) -> Candidate |
     return _built(_kind_by_subject(noun, default), "ran", use, h, h + 1)
 
 
-def _clean(words: Sequence[str], h: int, prior: Use | None) -> Candidate | None:
+def _clean(
+    words: Sequence[str], toks: Sequence[Token], h: int, prior: Use | None
+) -> Candidate | None:
     nxt = words[h + 1] if h + 1 < len(words) else ""
     prev = words[h - 1] if h > 0 else ""
     if nxt in ("run", "build", "bill"):
@@ -469,9 +471,10 @@ def _clean(words: Sequence[str], h: int, prior: Use | None) -> Candidate | None:
     ):
         return _built("verification", "clean", use, h, h)
     if use is not None and use.how == "aux" and all(x in BE for x in use.aux):
-        # "The lints are clean", "The branch is clean": a check's or a record's state.
+        # "The lints are clean", "`cargo clippy` is clean", "The branch is clean": a
+        # check's or a record's state.
         place = place_of(list(use.subject))
-        if place == "check":
+        if place == "check" or code_is_check(toks, use.lo, h):
             return _built("verification", "clean", use, h, h)
         if place == "record":
             return _built("persistence", "clean", use, h, h)

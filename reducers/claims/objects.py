@@ -72,7 +72,7 @@ CHECK = _class(
     lint lints linter linters linting typecheck typechecks type-check tsc mypy
     pyright eslint ruff clippy flake8 pylint pytest jest vitest mocha cargo ci check
     checks e2e smoke http health healthcheck validation verification benchmark
-    benchmarks pipeline preflight"""
+    benchmarks pipeline preflight vet"""
 )
 
 CHECK_VERBS = _class(
@@ -84,7 +84,7 @@ def place_of(words: Sequence[str]) -> Place | None:
     """The place the nouns of `words` name, the first one to name any deciding: the
     subject's nouns are read before the object's (callers order them so)."""
     for w in words:
-        if w in CHECK:
+        if w in CHECK or w.endswith("lint"):  # eslint, stylelint, golint, markdownlint…
             return "check"
         if w in REMOTE:
             return "remote"

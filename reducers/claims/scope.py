@@ -40,7 +40,13 @@ from outcomes.reducers.claims.lexicon import (
     WISHES,
 )
 from outcomes.reducers.claims.narrative import Sentence, Token
-from outcomes.reducers.claims.objects import HEARSAY_VERBS, MESSAGES, OTHER_PARTIES, SPEECH_VERBS
+from outcomes.reducers.claims.objects import (
+    HEARSAY_VERBS,
+    MESSAGES,
+    OTHER_PARTIES,
+    SPEECH_VERBS,
+    place_of,
+)
 
 
 def present_words(words: Sequence[str]) -> frozenset[str]:
@@ -422,6 +428,9 @@ def _reported(words: Sequence[str], lo: int) -> bool:
                 return False  # its complement is not this candidate's clause
             j = skip_adverbs(words, x - 1, 0)
             who = words[j] if j >= 0 else ""
+            if who == "`c" or place_of(words[max(0, j - 2) : j + 1]) == "check":
+                return False  # "ESLint reports 0 problems", "The CI log reports …": a check's
+                # own result
             return nounish(who) and who not in ("i", "we") and not who.startswith(("i'", "we'"))
     return False
 

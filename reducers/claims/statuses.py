@@ -117,7 +117,7 @@ OLD_WORDS = class_of("original existing old previous prior source parent base")
 # Counts of problems: "0 errors", "zero regressions".
 _PROBLEM_COUNTS = frozenset(
     {"errors", "failures", "mismatches", "violations", "warnings", "vulnerabilities"}
-    | {"regressions"}
+    | {"regressions", "problems"}
 )
 
 
@@ -309,7 +309,22 @@ def status_candidates(
                 if i - lo >= 4:
                     break
             out.append(Candidate("verification", "check_act", lo, i + 1, i))
+        # "Everything compiles", "It builds again": a present check act ending its clause
+        elif (
+            w in _PRESENT_CHECK_ACTS
+            and (nxt in _CLAUSE_TAIL or nxt in HARD)
+            and i > 0
+            and words[i - 1][:1].isalpha()
+            and words[i - 1] not in ("which", "that", "who", "and", "or", "to")
+        ):
+            lo = subject_start(words, i - 1, clause_start(words, i - 1))
+            out.append(Candidate("verification", "check_act", lo, i, i))
     return out
+
+
+_PRESENT_CHECK_ACTS = frozenset({"compiles", "builds", "typechecks"})
+# What may end a clause after its verb: "It builds again, and …".
+_CLAUSE_TAIL = frozenset({"", ".", "!", ",", ";", "and", "now", "again", "locally", "fine"})
 
 
 # Values of a status label that say a state was reached, beyond the head words.
