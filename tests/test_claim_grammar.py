@@ -204,6 +204,10 @@ CONSTRUCTED = [
     ("`go vet ./...` is clean.", "verification", "is clean"),
     ("Everything compiles.", "verification", "Everything compiles"),
     ("It builds again, and the docs are live.", "verification", "It builds"),
+    # a task titled by an imperative under its id is no instruction; a transition is no
+    # condition
+    ("- k3p: Add the export command (closed)", "completion", "(closed)"),
+    ("After that, the lints are clean.", "verification", "lints are clean"),
     # irregular participles, and a passive on a remote whose head rule is narrow
     ("The API token has been reset.", "completion", "token has been reset"),
     ("The staging release was upgraded to 2.4.", "effect", "release was upgraded"),
@@ -289,6 +293,9 @@ CONSTRUCTED_LOOK_ALIKES = [
     ("Walk the dog ✓", None),  # a ticked item that names no check
     ("The indexer builds the search table.", None),  # a check act with an object
     ("The module that compiles first is `core`.", None),  # a relative clause
+    ("When the nightly job ends, a digest email is sent to the team.", "generic"),
+    ("Reviewers: please confirm the build passes on ARM.", "imperative"),
+    ("To reproduce: run `make e2e` and check that the upload succeeded.", "imperative"),
     ("The two tickets were filed by a teammate on Monday.", "reported"),
     ("According to the vendor, the refund was processed.", "reported"),
     ("A signed build is required for release.", None),  # a participle naming the build

@@ -111,6 +111,10 @@ def blocker(
         return "imperative"
     if first is not None and words[first] == "let":
         return "imperative"
+    if "please" in present and "please" in words[:h]:
+        return "imperative"  # "Reviewers: please check that the build passes"
+    if _instruction_after_label(words, h):
+        return "imperative"  # "How to test: run `make test` and confirm all tests pass"
     clause_lo = soft_clause_start(words, min(lo, h))
     # Negation before the head in its clause (a "nothing happened" claim carries its own).
     neg_hi = lo if cand.none else h
@@ -271,6 +275,8 @@ def _habitual(words: Sequence[str], h: int, cand: Candidate, clause_hi: int) -> 
     if not all(x in PRESENT_BE for x in use.aux):
         return False
     after = words[h + 1 : clause_hi + 1]
+    if words[:1] and words[0] in ("when", "whenever"):
+        return True  # "When the job completes, a message is posted": what always happens
     if not _FREQUENCY.isdisjoint(after) or ("by" in after and "default" in after):
         return True  # "The cache is now cleared on every write", "enabled by default"
     if any(x in NOW_ADVERBS for x in words[use.lo : h]):
@@ -438,6 +444,29 @@ def _reported(words: Sequence[str], lo: int) -> bool:
 # Labels that introduce what is still to do: "Next:", "Next steps:", "TODO:".
 _PLAN_LABELS = frozenset({"next", "todo", "to-do", "remaining", "follow-up", "followup"})
 _PLAN_LABELS |= frozenset({"recommendation", "recommendations", "suggestion", "suggestions"})
+
+
+_INSTRUCTION_LABELS = frozenset({"how", "to", "steps", "instructions", "usage", "manually"})
+
+
+def _instruction_after_label(words: Sequence[str], h: int) -> bool:
+    """A label that introduces instructions ("How to test:", "To reproduce:", "Steps:")
+    whose value opens with an imperative, before the head. (A label that is an id or a
+    name, "m7y: Apply mappings at ingest (closed)", titles a task: not instructions.)"""
+    if ":" not in words[1:6]:
+        return False
+    colon = words.index(":")
+    nxt = colon + 1
+    label = [w for w in words[:colon] if w[:1].isalpha()]
+    return (
+        1 <= len(label) <= 4
+        and not _INSTRUCTION_LABELS.isdisjoint(label)
+        and nxt < h
+        and words[nxt] in IMPERATIVES
+        and nxt + 1 < len(words)
+        and words[nxt + 1] not in (":", ".", ",")
+        and not _finite_after_noun(words[nxt + 1])
+    )
 
 
 def _plan_label(words: Sequence[str], h: int) -> bool:
