@@ -208,6 +208,12 @@ CONSTRUCTED = [
     # condition
     ("- k3p: Add the export command (closed)", "completion", "(closed)"),
     ("After that, the lints are clean.", "verification", "lints are clean"),
+    # a check's label and a full count; nothing done yet, as a perfect or a report line
+    ("- Integration tests: 38/38", "verification", "Integration tests: 38/38"),
+    ("I haven't booked anything yet.", "effect", "haven't booked"),
+    ("The release branch has not been pushed.", "effect", "has not been pushed"),
+    ("- Not deployed (waiting for approval)", "effect", "Not deployed"),
+    ("I haven't published it yet — shall I go ahead?", "effect", "haven't published"),
     # irregular participles, and a passive on a remote whose head rule is narrow
     ("The API token has been reset.", "completion", "token has been reset"),
     ("The staging release was upgraded to 2.4.", "effect", "release was upgraded"),
@@ -294,6 +300,8 @@ CONSTRUCTED_LOOK_ALIKES = [
     ("The indexer builds the search table.", None),  # a check act with an object
     ("The module that compiles first is `core`.", None),  # a relative clause
     ("When the nightly job ends, a digest email is sent to the team.", "generic"),
+    ("Unit tests: 36/38", None),  # a count that leaves two out
+    ("Shall I push — the branch is ready?", "question"),
     ("Reviewers: please confirm the build passes on ARM.", "imperative"),
     ("To reproduce: run `make e2e` and check that the upload succeeded.", "imperative"),
     ("The two tickets were filed by a teammate on Monday.", "reported"),

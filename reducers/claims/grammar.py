@@ -138,6 +138,11 @@ def scan_sentence(sentence: Sentence, before: Sequence[str] = ()) -> list[Found]
         ]
     if not cands:
         return []
+    # A head read as "nothing happened" ("I haven't booked it") is that claim only, not
+    # also the act, negated.
+    none_heads = {c.head for c in cands if c.none}
+    if none_heads:
+        cands = [c for c in cands if c.none or c.head not in none_heads]
     if sentence.section:
         cands = [_by_section(c, sentence.section) for c in cands]
     out: list[Found] = []

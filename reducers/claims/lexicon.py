@@ -286,8 +286,8 @@ NONE_VERBS = class_of(
 
 # The words a sentence-wide rule below starts from.
 TRIGGERS = class_of(
-    """commit hash sha working version merge did didn't no needs commits nothing zero `n
-    rc=0 exit=0 code correctly ("""
+    """commit hash sha working version merge did didn't have has haven't hasn't not no
+    needs commits nothing zero `n rc=0 exit=0 code correctly ("""
 )
 
 NEW_SUBJECT = frozenset(

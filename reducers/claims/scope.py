@@ -92,8 +92,9 @@ def blocker(
         comma = next((x for x in range(first + 1, min(n, first + 5)) if words[x] == ","), None)
         if comma is not None and comma < h:
             first = comma + 1 if comma + 1 < n else first
-    # Questions, unless the claim sits in a factive "now that …" clause.
-    if words and words[-1] == "?" and not _now_that(words, h):
+    # Questions, unless the claim sits in a factive "now that …" clause or in a statement
+    # set off before the question ("I haven't booked it yet — shall I go ahead?").
+    if words and words[-1] == "?" and not _now_that(words, h) and not _before_question(words, h):
         return "question"
     # Imperatives scope over the whole sentence ("Verify X and the task is complete"),
     # but not over a parenthetical, nor over a headline whose subject opens it.
@@ -347,6 +348,21 @@ def _in_parens(words: Sequence[str], h: int) -> bool:
             if depth == 0:
                 return True
             depth -= 1
+    return False
+
+
+_QUESTION_OPENERS = frozenset(
+    {"would", "should", "shall", "do", "does", "did", "can", "could", "will", "want"}
+    | {"is", "are", "may", "how", "what", "which", "or"}
+)
+
+
+def _before_question(words: Sequence[str], h: int) -> bool:
+    """Whether the head's statement ends before the question does: an em dash, a
+    semicolon or a colon after the head, followed by a word that opens a question."""
+    for x in range(h + 1, len(words) - 1):
+        if words[x] in ("-", ";", ":") and words[x + 1] in _QUESTION_OPENERS:
+            return True
     return False
 
 

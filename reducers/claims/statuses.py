@@ -36,7 +36,7 @@ from outcomes.reducers.claims.lexicon import (
     class_of,
 )
 from outcomes.reducers.claims.narrative import Token
-from outcomes.reducers.claims.objects import CHANGE_VERBS, place_of
+from outcomes.reducers.claims.objects import CHANGE_VERBS, REMOTE_VERBS, place_of
 
 # An all-capitals status token that is a line of its own ("COMMIT_COMPLETE").
 _SENTINEL = re.compile(r"[A-Z][A-Z_]*(?:COMPLETE|COMPLETED|DONE|FINISHED|SUCCESS)|TERMINATE")
@@ -197,6 +197,7 @@ def status_candidates(
             out.append(Candidate("effect", "pr_link", 0, colon + 1, label.index("`#")))
     out += _label_value(words)
     out += _ticked_check(words)
+    out += _full_ratio(words, toks)
     # "I've successfully:" sums up the list after it.
     if words[-2:] == ["successfully", ":"] and len(words) <= 4:
         first = words[0]
@@ -390,6 +391,26 @@ def _ticked_check(words: Sequence[str]) -> list[Candidate]:
     return [Candidate("verification", "check_mark", 0, mark, len(label) - 1)]
 
 
+def _full_ratio(words: Sequence[str], toks: Sequence[Token]) -> list[Candidate]:
+    """ "Integration tests: 38/38", "✅ E2E: 12/12": a check's label and a full count as
+    its value (all of them; "36/38" leaves two out and says nothing passed)."""
+    if ":" not in words or "`r" not in words:
+        return []
+    colon = words.index(":")
+    j = colon + 1
+    while j < len(words) and words[j] in ("`k", "*"):
+        j += 1
+    if j >= len(words) or words[j] != "`r":
+        return []
+    label = [w for w in words[:colon] if w[:1].isalpha()]
+    if not 1 <= len(label) <= 4 or place_of(label) != "check":
+        return []
+    done, _, total = toks[j].raw.partition("/")
+    if not (done.isdigit() and done == total and int(total) > 0):
+        return []
+    return [Candidate("verification", "full_count", 0, j, j)]
+
+
 # Status values that are states rather than acts: their kind needs no label.
 _STATE_VALUES = class_of("active live running working healthy online available")
 
@@ -562,6 +583,22 @@ def sentence_candidates(words: Sequence[str], toks: Sequence[Token]) -> list[Can
             j = _skip_adverbs_fwd(words, j)
             if j < n and words[j] in NONE_VERBS:
                 out.append(Candidate("effect", "did_not", i, j, j, none=True))
+        # "I haven't booked anything yet", "It has not been pushed": a perfect, negated,
+        # of an act on a remote.
+        if w in ("haven't", "hasn't") or (w in ("have", "has") and nxt == "not"):
+            j = _skip_adverbs_fwd(words, i + 1 if w.endswith("n't") else i + 2)
+            if j < n and words[j] == "been":
+                j = _skip_adverbs_fwd(words, j + 1)
+            if j < n and (words[j] in REMOTE_VERBS or words[j] == "sent"):
+                out.append(Candidate("effect", "not_yet", i, j, j, none=True))
+        # "Not pushed yet", "- Not deployed": a report line that says an act was not done
+        if (
+            w == "not"
+            and (i == 0 or words[i - 1] in HARD)
+            and nxt
+            and (nxt in REMOTE_VERBS or nxt == "sent")
+        ):
+            out.append(Candidate("effect", "not_yet", i, i + 1, i + 1, none=True))
         if w == "no" and nxt in ("modifications", "changes", "commits", "updates"):
             rest = words[i : i + 12]
             if "push" in rest and "to" in rest:
