@@ -210,6 +210,9 @@ CONSTRUCTED = [
     ("After that, the lints are clean.", "verification", "lints are clean"),
     # a check's label and a full count; nothing done yet, as a perfect or a report line
     ("- Integration tests: 38/38", "verification", "Integration tests: 38/38"),
+    # a branch is a branch whatever names it; merged into one is local git
+    ("Merged into the release branch.", "persistence", "Merged"),
+    ("Merged the PR into the release branch.", "effect", "Merged"),
     ("I haven't booked anything yet.", "effect", "haven't booked"),
     ("The release branch has not been pushed.", "effect", "has not been pushed"),
     ("- Not deployed (waiting for approval)", "effect", "Not deployed"),

@@ -84,8 +84,9 @@ def _has_remote(words: Sequence[str], lo: int, hi: int, wide: bool = False) -> b
 
 
 def _object_is_branch(words: Sequence[str], h: int) -> bool:
-    nxt = [w for w in _after(words, h, 3) if w not in ("the", "latest", "in", "`k")]
-    return bool(nxt) and nxt[0] in BRANCH_WORDS
+    nxt = [w for w in _after(words, h, 4) if w not in ("the", "latest", "in", "into", "`k")]
+    # "Merged into main", "Merged into the release branch"
+    return bool(nxt) and (nxt[0] in BRANCH_WORDS or nxt[1:2] in (["branch"], ["branches"]))
 
 
 def _subject_noun(use: Use | None, words: Sequence[str], h: int) -> str:
@@ -510,6 +511,19 @@ def _effect_or_record(words: Sequence[str], h: int, w: str, prior: Use | None) -
     window_lo = use.lo if use.how != "coord" else h
     remote = _has_remote(words, window_lo, h) or _has_remote(words, h + 1, h + 5)
     if w == "merged":
+        # "a release branch", "the PR branch": a branch, whatever names it
+        branch_named = [
+            x
+            for x in range(max(0, window_lo), min(len(words) - 1, h + 5))
+            if words[x] in REMOTE_NOUNS and words[x + 1] in ("branch", "branches")
+        ]
+        remote = remote and not (
+            branch_named
+            and not any(
+                words[x] in REMOTE_NOUNS and x not in branch_named
+                for x in range(max(0, window_lo), min(len(words), h + 5))
+            )
+        )
         if remote:
             return _built("effect", "merged_pr", use, h, h)
         branchy = _object_is_branch(words, h) or any(x in BRANCHY for x in use.subject)
