@@ -212,6 +212,7 @@ CONSTRUCTED = [
     ("- Integration tests: 38/38", "verification", "Integration tests: 38/38"),
     # a branch is a branch whatever names it; merged into one is local git
     ("Merged into the release branch.", "persistence", "Merged"),
+    ("CI status: ✅ build, ✅ lint, ❌ e2e (timeout)", "verification", "✅ lint"),
     ("Merged the PR into the release branch.", "effect", "Merged"),
     ("I haven't booked anything yet.", "effect", "haven't booked"),
     ("The release branch has not been pushed.", "effect", "has not been pushed"),
@@ -304,6 +305,7 @@ CONSTRUCTED_LOOK_ALIKES = [
     ("The module that compiles first is `core`.", None),  # a relative clause
     ("When the nightly job ends, a digest email is sent to the team.", "generic"),
     ("Unit tests: 36/38", None),  # a count that leaves two out
+    ("✅ `export_worker.py`", None),  # a ticked file names no check
     ("Shall I push — the branch is ready?", "question"),
     ("Reviewers: please confirm the build passes on ARM.", "imperative"),
     ("To reproduce: run `make e2e` and check that the upload succeeded.", "imperative"),

@@ -23,6 +23,7 @@ from outcomes.reducers.claims.constructions import (
     ClaimKind,
     clause_start,
     is_marker,
+    nounish,
     subject_start,
     use_of,
 )
@@ -196,7 +197,7 @@ def status_candidates(
         ):
             out.append(Candidate("effect", "pr_link", 0, colon + 1, label.index("`#")))
     out += _label_value(words)
-    out += _ticked_check(words)
+    out += _ticked_check(words) or _checks_ticked_in_a_row(words)
     out += _full_ratio(words, toks)
     # "I've successfully:" sums up the list after it.
     if words[-2:] == ["successfully", ":"] and len(words) <= 4:
@@ -389,6 +390,26 @@ def _ticked_check(words: Sequence[str]) -> list[Candidate]:
         return []
     mark = max(i for i, w in enumerate(words[:end]) if w in CHECK_MARKS)
     return [Candidate("verification", "check_mark", 0, mark, len(label) - 1)]
+
+
+def _checks_ticked_in_a_row(words: Sequence[str]) -> list[Candidate]:
+    """ "CI status: ✅ build, ✅ lint, ❌ e2e": a check mark before a check's name, each
+    one a clause of its own (up to a comma, a semicolon, a bar or a parenthesis)."""
+    out = []
+    n = len(words)
+    for i, w in enumerate(words):
+        if w not in CHECK_MARKS:
+            continue
+        j = i + 1
+        while j < n and j <= i + 3 and words[j][:1].isalpha():
+            j += 1
+        named = list(words[i + 1 : j])
+        ends = j == n or words[j] in (",", ";", "|", "(", ".", "!")
+        # names only: "✅ Compatibility Testing Completed" is a status line of its own
+        names = all(nounish(x) and not x.endswith("ed") for x in named)
+        if named and ends and names and place_of(named) == "check":
+            out.append(Candidate("verification", "check_mark", i, j - 1, j - 1))
+    return out
 
 
 def _full_ratio(words: Sequence[str], toks: Sequence[Token]) -> list[Candidate]:
