@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import os
-import random
 import re
 import socket
 import subprocess
@@ -48,6 +47,7 @@ from outcomes.streams.topics import (
     describe_topic_configs,
     ensure_topics,
 )
+from tests.port_support import free_base_port
 
 # --------------------------------------------------------------------------- pure
 
@@ -211,21 +211,7 @@ def test_down_leaves_a_reused_pid_alone(tmp_path: Path) -> None:
 
 def _free_base_port(count: int) -> int:
     """A base port with `count` broker and controller ports free above it."""
-    for _ in range(200):
-        base = random.randrange(20000, 30000)
-        ports = [base + i for i in range(count)] + [base + 100 + i for i in range(count)]
-        free = True
-        for port in ports:
-            with socket.socket() as sock:
-                sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-                try:
-                    sock.bind(("127.0.0.1", port))
-                except OSError:
-                    free = False
-                    break
-        if free:
-            return base
-    raise AssertionError("no free ports found")
+    return free_base_port(count, 20000, 26000)
 
 
 @pytest.fixture

@@ -8,8 +8,6 @@ code, must refuse what an identity may not do.
 from __future__ import annotations
 
 import os
-import random
-import socket
 import time
 import uuid
 from collections.abc import Callable, Iterator
@@ -39,6 +37,7 @@ from outcomes.devtools.devstack import (
 from outcomes.reducers.catalog import INPUT_TOPICS, OUTPUT_TOPICS, RUN_LOG_TOPIC
 from outcomes.streams.acls import IDENTITIES, PRODUCER, READER, SINK, SINK_GROUP, WORKER, acl_table
 from outcomes.streams.topics import ensure_topics
+from tests.port_support import free_base_port
 
 REVISIONS = OUTPUT_TOPICS["account_revision"]
 NOTIFICATIONS = OUTPUT_TOPICS["notification"]
@@ -138,19 +137,8 @@ def test_client_settings_name_the_identity_and_its_file(tmp_path: Path) -> None:
 
 
 def _free_base_port() -> int:
-    for _ in range(200):
-        base = random.randrange(30000, 40000)
-        free = True
-        for port in (base, base + 100):
-            with socket.socket() as sock:
-                sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-                try:
-                    sock.bind(("127.0.0.1", port))
-                except OSError:
-                    free = False
-        if free:
-            return base
-    raise AssertionError("no free ports found")
+    # a range of its own, apart from test_devstack's, below the ephemeral ports
+    return free_base_port(1, 26000, 32000)
 
 
 class SecureStack:
