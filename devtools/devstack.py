@@ -377,7 +377,8 @@ def fetch_kafka(version: str = KAFKA_VERSION, echo: Echo = print) -> Path:
     return libs
 
 
-def _port_free(port: int) -> bool:
+def port_free(port: int) -> bool:
+    """Whether a broker could listen on 127.0.0.1:`port` now."""
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
         # As the JVM does for its listeners: connections of a previous broker lingering
         # in TIME_WAIT must not count as "taken"; only a live listener does.
@@ -623,7 +624,7 @@ def up(
         libs = fetch_kafka(version, echo)
         for node in layout.nodes:
             for port in (node.port, node.controller_port):
-                if not _port_free(port):
+                if not port_free(port):
                     raise DevStackError(
                         f"port 127.0.0.1:{port} is taken by another process: stop it, pick "
                         f"other ports with `outcomes dev up --port N`, or point "

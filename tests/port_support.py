@@ -10,8 +10,9 @@ once stopped the secure stack with "Address already in use" on a port in 30000-4
 from __future__ import annotations
 
 import random
-import socket
 from pathlib import Path
+
+from outcomes.devtools.devstack import port_free
 
 _EPHEMERAL = Path("/proc/sys/net/ipv4/ip_local_port_range")
 
@@ -32,16 +33,6 @@ def free_base_port(count: int, lo: int, hi: int) -> int:
     for _ in range(200):
         base = random.randrange(lo, hi)
         ports = [base + i for i in range(count)] + [base + 100 + i for i in range(count)]
-        if all(_bindable(port) for port in ports):
+        if all(port_free(port) for port in ports):
             return base
     raise AssertionError("no free ports found")
-
-
-def _bindable(port: int) -> bool:
-    with socket.socket() as sock:
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        try:
-            sock.bind(("127.0.0.1", port))
-        except OSError:
-            return False
-    return True
