@@ -325,6 +325,8 @@ def status_candidates(
 
 
 _PRESENT_CHECK_ACTS = frozenset({"compiles", "builds", "typechecks"})
+# Acts on a remote whose not being done is a claim that nothing happened ("Not pushed").
+_ACTS_ON_REMOTES = REMOTE_VERBS | {"sent"}
 # What may end a clause after its verb: "It builds again, and …".
 _CLAUSE_TAIL = frozenset({"", ".", "!", ",", ";", "and", "now", "again", "locally", "fine"})
 
@@ -378,6 +380,8 @@ def _label_value(words: Sequence[str]) -> list[Candidate]:
 def _ticked_check(words: Sequence[str]) -> list[Candidate]:
     """ "Lint ✔", "Build: ✅", "Unit tests ✓ (42)": a check named and ticked, as the
     whole line (a count or a note in parentheses may follow the mark)."""
+    if "`k" not in words:
+        return []
     end = words.index("(") if "(" in words else len(words)
     line = [w for w in words[:end] if w not in (".", "*")]
     if len(line) < 2 or line[-1] not in CHECK_MARKS:
@@ -395,6 +399,8 @@ def _ticked_check(words: Sequence[str]) -> list[Candidate]:
 def _checks_ticked_in_a_row(words: Sequence[str]) -> list[Candidate]:
     """ "CI status: ✅ build, ✅ lint, ❌ e2e": a check mark before a check's name, each
     one a clause of its own (up to a comma, a semicolon, a bar or a parenthesis)."""
+    if "`k" not in words:
+        return []
     out = []
     n = len(words)
     for i, w in enumerate(words):
@@ -610,15 +616,10 @@ def sentence_candidates(words: Sequence[str], toks: Sequence[Token]) -> list[Can
             j = _skip_adverbs_fwd(words, i + 1 if w.endswith("n't") else i + 2)
             if j < n and words[j] == "been":
                 j = _skip_adverbs_fwd(words, j + 1)
-            if j < n and (words[j] in REMOTE_VERBS or words[j] == "sent"):
+            if j < n and words[j] in _ACTS_ON_REMOTES:
                 out.append(Candidate("effect", "not_yet", i, j, j, none=True))
         # "Not pushed yet", "- Not deployed": a report line that says an act was not done
-        if (
-            w == "not"
-            and (i == 0 or words[i - 1] in HARD)
-            and nxt
-            and (nxt in REMOTE_VERBS or nxt == "sent")
-        ):
+        if w == "not" and (i == 0 or words[i - 1] in HARD) and nxt in _ACTS_ON_REMOTES:
             out.append(Candidate("effect", "not_yet", i, i + 1, i + 1, none=True))
         if w == "no" and nxt in ("modifications", "changes", "commits", "updates"):
             rest = words[i : i + 12]
@@ -691,8 +692,9 @@ _EXACTLY = frozenset({"exactly", "byte-for-byte", "verbatim", "identically"})
 
 
 def _exactly(words: Sequence[str], x: int) -> bool:
-    nxt = words[x + 1 : x + 3]
-    return words[x] in _EXACTLY or (words[x] in ("byte", "character") and nxt[:1] == ["for"])
+    return words[x] in _EXACTLY or (
+        words[x] in ("byte", "character") and words[x + 1 : x + 2] == ["for"]
+    )
 
 
 def _skip_adverbs_fwd(words: Sequence[str], j: int) -> int:
