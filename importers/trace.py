@@ -76,10 +76,18 @@ class FileChange:
 
 @dataclass(frozen=True, slots=True)
 class Skipped:
-    """A record the importer could not map: where it is, and why."""
+    """A record the importer could not map: where it is, and why.
+
+    `tool_step` is True when the record was (or carried) a tool step: a tool call or its
+    result that the importer could not read. `outcomes import` counts those against the
+    tool calls it did read and refuses a file past a small share of unread steps (an
+    account with no tools would judge the final message against nothing). `kind` names
+    what was not read (`"tool_calls message"`, `"event 'x'"`), for the one-line summary."""
 
     where: str
     reason: str
+    tool_step: bool = False
+    kind: str = ""
 
 
 @dataclass(frozen=True, slots=True)
