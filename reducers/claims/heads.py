@@ -26,6 +26,7 @@ from outcomes.reducers.claims.lexicon import (
     BRANCHY,
     CONTRAST,
     DEED_SUBJECTS,
+    DETERMINERS,
     EFFECT_HEADS,
     HARD,
     HEAD_WORDS,
@@ -429,7 +430,7 @@ def _verification(
     if (
         w == "confirmed"
         and is_passive(words, h, use)
-        and place_of(list(use.subject)) == "remote"
+        and place_of(list(use.subject)[::-1]) == "remote"
         and nxt not in STATE_WORDS | HEAD_WORDS
     ):
         return _built("effect", w, use, h, h)  # "Your reservation is now confirmed"
@@ -527,12 +528,17 @@ def _effect_or_record(words: Sequence[str], h: int, w: str, prior: Use | None) -
         if remote:
             return _built("effect", "merged_pr", use, h, h)
         branchy = _object_is_branch(words, h) or any(x in BRANCHY for x in use.subject)
+        if not branchy and is_passive(words, h, use) and place_of(use.subject) == "remote":
+            return _built("effect", "merged", use, h, h)  # "The HubSpot contact was merged"
         return _built("persistence", "merged", use, h, h) if branchy else None
     if attributive_participle(words, h) or authorship(words, h):
         return None
     if w in NEEDS_REMOTE:
         # "The tickets were filed", "Opened a PR": what is opened or filed is remote
         remote = remote or _has_remote(words, window_lo, h, wide=True)
+        # Submitting hands a thing to its recipient: "Your application was submitted
+        # successfully", "The form has been submitted", "I submitted your claim".
+        remote = remote or (w == "submitted" and _handed_over(words, h, use))
         ahead = [x for x in range(h + 1, min(h + 5, len(words))) if words[x] in REMOTE_NOUNS]
         return _built("effect", w, use, h, ahead[0] if ahead else h) if remote else None
     if w in ("sent", "posted") and _PROBES.intersection(words[h + 1 : h + 6]):
@@ -549,6 +555,17 @@ def _effect_or_record(words: Sequence[str], h: int, w: str, prior: Use | None) -
         return None
     kind: ClaimKind = "effect" if w in EFFECT_HEADS else "persistence"
     return _built(kind, w, use, h, h)
+
+
+def _handed_over(words: Sequence[str], h: int, use: Use) -> bool:
+    """A submission reported as done: in the passive, with a result adverb, or by the
+    writer with an object ("I submitted the claim form"); not "submitted to review"."""
+    nxt = words[h + 1] if h + 1 < len(words) else ""
+    if use.how == "aux":
+        return any(x in BE for x in use.aux)
+    if use.how in ("first", "pronoun", "coord"):
+        return nxt in DETERMINERS or nxt in ("your", "my", "our", "their", "it", "them")
+    return "successfully" in words[max(0, h - 2) : h + 3]
 
 
 def json_status(sentence: Sentence) -> list[Candidate]:

@@ -193,7 +193,7 @@ WEAK_PASSIVE_EXCLUDED = frozenset({"created", "updated", "added"})
 
 VERIFY_HEADS = class_of(
     """pass passes passed passing green verified validated tested confirmed successful
-    succeeded ok satisfied"""
+    succeeded succeeds ok satisfied"""
 )
 
 EFFECT_HEADS = class_of(

@@ -25,8 +25,8 @@ from typing import Literal
 Place = Literal["remote", "record", "check"]
 
 
-def _class(text: str) -> frozenset[str]:
-    return frozenset(text.split())
+def _class(*texts: str) -> frozenset[str]:
+    return frozenset(w for text in texts for w in text.split())
 
 
 # Things outside the workspace: services, remotes, review objects, deployments, messages,
@@ -42,8 +42,21 @@ REMOTE = _class(
     itinerary catalog catalogue subscription subscriptions release releases webhook
     webhooks tweet article articles spreadsheet dropbox sharepoint crm contact
     contacts cron crontab cronjob cronjobs scheduler daemon daemons systemd document
-    documents"""
+    documents""",
+    # someone else's system by its trade: appointments and calendars, accounts and
+    # profiles kept by a service, commerce and delivery, CRM records, deployments and
+    # the clusters they run on, incidents and on-call
+    """appointment appointments reminder reminders rsvp event-invite account accounts
+    shipping billing delivery shipment shipments purchase purchases
+    checkout cart salesforce hubspot zendesk intercom freshdesk stripe shopify square
+    paypal twilio sendgrid mailchimp gmail outlook deployment deployments cluster
+    clusters kubernetes k8s helm pod pods incident incidents pagerduty opsgenie
+    statuspage""",
 )
+
+# Systems the work runs on: an act on one is an effect ("The deployment was rolled
+# back"), but its working state is the work's own ("Production deployment working").
+RUNNING_SYSTEMS = _class("deployment deployments cluster clusters pod pods")
 
 # Verbs whose own sense is an act on a remote system.
 REMOTE_VERBS = _class(
@@ -113,7 +126,11 @@ CHANGE_VERBS = _class(
     synced backed published posted archived unarchived transferred submitted filed
     attached uploaded imported exported rolled reverted tagged released deployed
     provisioned registered subscribed unsubscribed scheduled rescheduled sent
-    replied forwarded revised pruned purged erased wiped processed"""
+    replied forwarded revised pruned purged erased wiped processed""",
+    # the acts of operations, support and commerce on the things they keep
+    """reactivated deactivated suspended resumed paused acknowledged escalated
+    restarted rebooted scaled rotated revoked granted renewed extended rerouted
+    reassigned redirected dismissed muted unmuted shared unshared""",
 )
 
 # Outcomes that are not a result reached ("I am completely blocked").

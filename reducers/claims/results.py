@@ -49,6 +49,8 @@ from outcomes.reducers.claims.narrative import Token
 from outcomes.reducers.claims.objects import (
     CHANGE_VERBS,
     NEGATIVE_OUTCOMES,
+    REMOTE,
+    RUNNING_SYSTEMS,
     place_of,
     verb_place,
 )
@@ -150,7 +152,12 @@ def place_in(words: Sequence[str], h: int, use: Use | None, reach: int = 14) -> 
     """The place a claim is about: a check named by its subject decides first, then a
     remote named anywhere (subject of a passive, verb, object), then a local record."""
     subject = list(use.subject) if use is not None and is_passive(words, h, use) else []
-    found = [place_of(subject), verb_place(words[h]), place_of(object_words(words, h)[:reach])]
+    # a noun phrase is read from its head noun, its last word: "your table reservation"
+    found = [
+        place_of(subject[::-1]),
+        verb_place(words[h]),
+        place_of(object_words(words, h)[:reach]),
+    ]
 
     if found[0] == "check":
         return "check"
@@ -260,12 +267,25 @@ def present_state(words: Sequence[str], h: int, w: str, prior: Use | None) -> Ca
         kind = "effect"
     else:
         place = place_in(words, h, use)
+        if place == "remote" and _running_system(words, h, use):
+            place = None  # "Production deployment working": the work runs, a completion
         kind = "effect" if place == "remote" else "completion"
         if place == "record" and verb_place(w) == "record":
             kind = "persistence"  # "STORAGE.md synced"
         if place == "check" and use.subject:
             kind = "verification"
     return Candidate(kind, "state", min(use.lo, at), h, h, use=use)
+
+
+def _running_system(words: Sequence[str], h: int, use: Use) -> bool:
+    """Whether the only remote a state names is the system the work runs on (its
+    subject: "The staging deployment is healthy")."""
+    remote = [w for w in use.subject if w in REMOTE]
+    return (
+        bool(remote)
+        and all(w in RUNNING_SYSTEMS for w in remote)
+        and place_of(object_words(words, h)) != "remote"
+    )
 
 
 # Rules whose kind is read from the subject (or a label): "Frontend build: successful".
@@ -282,7 +302,7 @@ def rekind(words: Sequence[str], cand: Candidate) -> Candidate:
     ):
         colon = lo - 1 if words[lo - 1] == ":" else lo - 2
         subject += list(words[clause_start(words, colon) : colon])
-    place = place_of(subject)
+    place = place_of(subject[::-1])
     if place == "check":
         return Candidate(
             "verification", cand.rule, cand.lo, cand.hi, cand.head, cand.none, cand.use

@@ -204,7 +204,7 @@ def blocker(
             return "past_failure"
     # An earlier time: pluperfect, "previously", "in a previous session" — unless the
     # speaker says its own earlier act stands ("I had already booked the flight").
-    standing = _own_standing(words, clause_lo, h, cand)
+    standing = _own_standing(words, clause_lo, h, cand) or _backshifted(words, lo)
     if not standing and cand.use is not None and "had" in cand.use.aux:
         return "past"
     if not standing and h > 0 and words[h - 1] == "had":
@@ -299,6 +299,31 @@ def _by_another(words: Sequence[str], h: int, cand: Candidate, clause_hi: int) -
         if words[x] == "by":
             agent = words[x + 1]
             return agent in _AGENT_DETERMINERS or agent in OTHER_PARTIES
+    return False
+
+
+# Past verbs of checking that report, in the writer's voice, a state found to hold.
+_FOUND_TO_HOLD = frozenset(
+    {"verified", "confirmed", "checked", "ensured", "double-checked", "validated", "made"}
+)
+
+
+def _backshifted(words: Sequence[str], lo: int) -> bool:
+    """A pluperfect after the writer's own past verb of checking is the present perfect
+    put in the past by the sequence of tenses: "I confirmed that everything had been
+    committed and pushed" says it holds now, not that it held before the run."""
+    for x in range(min(lo, len(words) - 1), 0, -1):
+        w = words[x]
+        if w in HARD and w != ":":
+            return False
+        if w == "that":
+            j = x - 1
+            if words[j] == "sure" and j >= 1 and words[j - 1] == "made":
+                j -= 1
+            if words[j] not in _FOUND_TO_HOLD or (words[j] == "made" and words[j + 1] != "sure"):
+                continue
+            who = skip_adverbs(words, j - 1, 0)
+            return who < 0 or words[who] in ("i", "we", "and", ",") or words[who] in HARD
     return False
 
 
@@ -506,17 +531,30 @@ def _according_to(words: Sequence[str], lo: int) -> bool:
 def _finite_after_noun(word: str) -> bool:
     """Whether `word`, right after an opening word that could be a verb, shows that word
     to be a noun with its own verb: "Build succeeded", "Test passes", "Deploy is live"."""
-    return (word.endswith("ed") and len(word) > 4 and "-" not in word) or word in (
-        "is",
-        "are",
-        "was",
-        "were",
-        "has",
-        "have",
-        "passes",
-        "works",
-        "runs",
+    return (
+        (word.endswith("ed") and len(word) > 4 and "-" not in word)
+        or word
+        in (
+            "is",
+            "are",
+            "was",
+            "were",
+            "has",
+            "have",
+            "passes",
+            "works",
+            "runs",
+        )
+        or word in _PRESENT_OUTCOMES
     )
+
+
+# Present verbs of an outcome after a noun that could open an imperative: "Build
+# succeeds with 0 warnings", "Deploy completes in 40s", "Lint reports no problems".
+_PRESENT_OUTCOMES = frozenset(
+    {"succeeds", "fails", "completes", "finishes", "compiles", "returns", "reports", "exits"}
+    | {"shows", "prints", "builds", "deploys", "loads", "starts", "responds"}
+)
 
 
 Review = Literal["hedged", "kind_unclear"]

@@ -37,7 +37,13 @@ from outcomes.reducers.claims.lexicon import (
     class_of,
 )
 from outcomes.reducers.claims.narrative import Token
-from outcomes.reducers.claims.objects import CHANGE_VERBS, REMOTE_VERBS, place_of
+from outcomes.reducers.claims.objects import (
+    CHANGE_VERBS,
+    REMOTE,
+    REMOTE_VERBS,
+    RUNNING_SYSTEMS,
+    place_of,
+)
 
 # An all-capitals status token that is a line of its own ("COMMIT_COMPLETE").
 _SENTINEL = re.compile(r"[A-Z][A-Z_]*(?:COMPLETE|COMPLETED|DONE|FINISHED|SUCCESS)|TERMINATE")
@@ -358,6 +364,8 @@ def _label_value(words: Sequence[str]) -> list[Candidate]:
     if rest and rest[0] not in ("and", "with", "on", "in", "to", "from", "for", "at"):
         return []  # "Created: the file list below" is a label of what follows
     place = place_of(label)
+    if words[j] in _STATE_VALUES and RUNNING_SYSTEMS.issuperset(x for x in label if x in REMOTE):
+        place = None if place == "remote" else place  # "Deployment: Active": its state
     if place == "remote":
         return [Candidate("effect", "label_value", 0, j, j)]
     if place == "record":
@@ -478,6 +486,27 @@ NONE_VERBS_BASE = class_of(
     """push post send publish deploy release merge create open approve upload email
     notify file submit share book cancel refund pay charge change update delete"""
 )
+
+
+# Acts on someone else's system in the base form, besides NONE_VERBS.
+_REMOTE_ACTS_BASE = class_of(
+    """book rebook reserve cancel refund pay charge order purchase reply forward invite
+    schedule reschedule transfer"""
+)
+
+
+def _act_not_done(words: Sequence[str], j: int) -> int | None:
+    """The act on the world a "did not" denies: its own verb ("did not push"), or one
+    coordinated with it under the same negation ("I did not drop the table or submit
+    the form")."""
+    n = len(words)
+    x = j
+    while x < n and words[x] not in HARD and words[x] not in ("but", "because", "since"):
+        verb = x == j or (words[x - 1] in ("or", "nor", "and") and x - 1 > j)
+        if verb and (words[x] in NONE_VERBS or words[x] in _REMOTE_ACTS_BASE):
+            return x
+        x += 1
+    return None
 
 
 def _first_person(pair: Sequence[str]) -> bool:
@@ -608,8 +637,9 @@ def sentence_candidates(words: Sequence[str], toks: Sequence[Token]) -> list[Can
             if w == "did" and nxt != "not":
                 continue
             j = _skip_adverbs_fwd(words, j)
-            if j < n and words[j] in NONE_VERBS:
-                out.append(Candidate("effect", "did_not", i, j, j, none=True))
+            hit = _act_not_done(words, j)
+            if hit is not None:
+                out.append(Candidate("effect", "did_not", i, hit, hit, none=True))
         # "I haven't booked anything yet", "It has not been pushed": a perfect, negated,
         # of an act on a remote.
         if w in ("haven't", "hasn't") or (w in ("have", "has") and nxt == "not"):

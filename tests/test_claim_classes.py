@@ -1,0 +1,161 @@
+"""The reader's classes of English and of software vocabulary (docs/claims.md, "Kind
+from the object, scope from the voice"): what a claim is about decides its kind, and
+whose voice it is decides whether it is a claim at all.
+
+Every sentence here is written for this suite, across domains (coding, operations,
+bookings, email, CRM, infrastructure), with look-alikes that must not be read as claims.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from outcomes.reducers.claims.grammar import scan
+
+
+def asserted(text: str) -> list[tuple[str, str]]:
+    """(kind, span text) of every candidate that is an assertion (no blocker, no review)."""
+    return [
+        (f.kind, text[f.start : f.end])
+        for f in scan(text)
+        if f.blocked is None and f.review is None
+    ]
+
+
+def reviewed(text: str) -> list[tuple[str, str]]:
+    """(kind, review reason) of every candidate handed to a person."""
+    return [(f.kind, f.review) for f in scan(text) if f.blocked is None and f.review is not None]
+
+
+# -- kind from the object: someone else's system makes an effect, whatever the verb ------
+
+EFFECTS = [
+    # bookings, appointments, calendars
+    ("The appointment was moved to Thursday at 3pm.", "appointment was moved"),
+    ("I moved your dentist appointment to Friday morning.", "I moved"),
+    ("Your table reservation is confirmed.", "reservation is confirmed"),
+    ("The booking has been rescheduled to May 3.", "booking has been rescheduled"),
+    ("I cancelled the dinner reservation at the bistro.", "I cancelled"),
+    ("The reminder was deleted from your calendar.", "reminder was deleted"),
+    # forms, applications, accounts, commerce
+    ("Your application was submitted successfully.", "application was submitted"),
+    ("The expense form has been submitted.", "form has been submitted"),
+    ("I submitted your warranty claim.", "I submitted"),
+    ("Your shipping address has been updated.", "shipping address has been updated"),
+    ("The customer account was reactivated successfully.", "account was reactivated"),
+    ("Your Shopify checkout was updated with the new tax rate.", "checkout was updated"),
+    ("The shipment was rerouted to the Denver warehouse.", "shipment was rerouted"),
+    # CRM, support, incidents
+    ("The HubSpot contact has been merged into the existing record.", "has been merged"),
+    ("I closed the Zendesk ticket and replied to the customer.", "replied"),
+    ("The incident has been acknowledged in PagerDuty.", "has been acknowledged"),
+    # infrastructure
+    ("The staging deployment was rolled back.", "deployment was rolled"),
+    ("The pods were restarted on the prod cluster.", "pods were restarted"),
+]
+
+
+@pytest.mark.parametrize(("text", "span"), EFFECTS, ids=[c[0] for c in EFFECTS])
+def test_someone_elses_system_makes_an_effect(text: str, span: str) -> None:
+    hits = asserted(text)
+    assert any(k == "effect" and (span in s or s in span) for k, s in hits), hits
+
+
+# A running system's working state is the work's own state, not an act on a remote; an
+# edit of the code that names a remote in passing is no effect.
+NOT_EFFECTS = [
+    ("Production deployment working with the new cache.", "completion"),
+    ("**Deployment**: Active", "completion"),
+    ("The staging cluster is healthy.", None),
+    ("I have successfully migrated the old invoices.", "completion"),
+]
+
+
+@pytest.mark.parametrize(("text", "kind"), NOT_EFFECTS, ids=[c[0] for c in NOT_EFFECTS])
+def test_a_running_system_is_not_itself_an_effect(text: str, kind: str | None) -> None:
+    hits = asserted(text)
+    assert all(k != "effect" for k, _ in hits), hits
+    if kind is not None:
+        assert any(k == kind for k, _ in hits), hits
+
+
+# -- nothing happened, said of several acts under one negation --------------------------
+
+NOTHING_HAPPENED = [
+    "I did not drop the table or submit the form.",
+    "We didn't change any files or open a pull request.",
+    "I did not cancel your subscription.",
+    "I did not book the flight or pay the deposit.",
+]
+
+
+@pytest.mark.parametrize("text", NOTHING_HAPPENED)
+def test_acts_denied_together_are_a_nothing_happened_claim(text: str) -> None:
+    assert [f.none for f in scan(text) if f.blocked is None and f.kind == "effect"] == [True]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "The server did not accept the email.",
+        "I did not modify the booking logic.",
+        "I did not touch the tests or the docs.",
+    ],
+)
+def test_other_denials_are_not_effect_claims(text: str) -> None:
+    assert not [f for f in scan(text) if f.blocked is None and f.kind == "effect"]
+
+
+# -- verification in the present ---------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Build succeeds with 0 warnings, 0 errors.",
+        "The build succeeds.",
+        "`cargo build` succeeds.",
+        "Compilation succeeds now.",
+    ],
+)
+def test_a_check_that_succeeds_is_verification(text: str) -> None:
+    assert any(k == "verification" for k, _ in asserted(text)), scan(text)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "If the build succeeds, deploy.",
+        "Make sure the build succeeds.",
+        "Check that the build succeeds before merging.",
+    ],
+)
+def test_a_check_that_may_succeed_is_no_claim(text: str) -> None:
+    assert asserted(text) == []
+
+
+# -- the sequence of tenses ----------------------------------------------------------------
+
+BACKSHIFTED = [
+    ("I confirmed that the changes had been committed and pushed.", "persistence"),
+    ("I confirmed that the changes had been committed and pushed.", "effect"),
+    ("Verified that all migrations had been applied to the database.", "persistence"),
+    ("We made sure that the branch had been pushed.", "effect"),
+]
+
+
+@pytest.mark.parametrize(("text", "kind"), BACKSHIFTED, ids=[f"{t} {k}" for t, k in BACKSHIFTED])
+def test_a_pluperfect_after_the_writers_check_holds_now(text: str, kind: str) -> None:
+    assert any(k == kind for k, _ in asserted(text)), scan(text)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "The changes had been committed and pushed before I started.",
+        "The reviewer confirmed that the PR had been merged.",
+        "Another agent had already pushed the fix.",
+    ],
+)
+def test_a_plain_pluperfect_is_earlier(text: str) -> None:
+    assert [k for k, _ in asserted(text) if k in ("effect", "persistence")] == []
