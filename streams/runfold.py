@@ -9,12 +9,22 @@ bounded cache holds recently used runs; a run that is not cached is rebuilt by f
 its stored events again (outputs discarded), which reproduces the same revision counter
 and last account exactly.
 
-At-least-once delivery means a run-log record can be processed twice: after a crash the
-store may already hold an event whose outputs never reached Kafka. So a redelivered
-event does not emit nothing: it re-emits exactly the outputs its first application
-produced (recomputed from the stored prefix before it). Those are byte-identical to the
-first ones, which the sinks drop by id. Nothing is lost, and a revision number never
-names two different contents.
+An event whose `event_id` the run already applied comes back in two ways, told apart by
+the run-log position each stored event was applied at (`store.Applied`):
+
+- the same run-log record, read again after a restart (its partition, at an offset up
+  to the one the event was applied at). That is the crash window: the store may hold
+  the event while its outputs never reached Kafka, since the engines persist the store
+  before they commit offsets. So it re-emits exactly the outputs its first application
+  produced (recomputed from the stored prefix before it): byte-identical to the first
+  ones, which the sinks drop by id. Nothing is lost.
+- a duplicate event: another record, later in the run log (a producer that sent it
+  twice, an agent's redelivered receipt). Its first record's outputs were published
+  before any commit passed that record, or that record is read again itself; so this
+  one emits nothing, and a notification is published once when nothing failed.
+
+A stored event whose position is unknown (stored by a release that did not keep it) is
+treated as the first case. Either way a revision number never names two contents.
 
 The run log is the record (docs/stream.md, "Events accepted under older rules"): an
 event an older release accepted into it keeps folding after the validation rules grew
@@ -45,7 +55,7 @@ from outcomes.reducers.records import OutputRecord, dead_letter
 from outcomes.reducers.state import RunState
 from outcomes.reducers.timefmt import format_rfc3339
 from outcomes.reducers.validate import parse_event
-from outcomes.streams.store import EventStore
+from outcomes.streams.store import Applied, EventStore
 
 Decoder = Callable[[bytes], Any]
 
@@ -146,7 +156,8 @@ class FoldStats:
     """Counters for logs and metrics."""
 
     applied: int = 0
-    redelivered: int = 0
+    redelivered: int = 0  # events the run had applied already (both kinds below)
+    replayed: int = 0  # ... read again from the record that applied them: re-emitted
     rejected: int = 0
     rebuilt_runs: int = 0
     rebuilt_events: int = 0
@@ -216,10 +227,10 @@ class RunFolder:
                         f"(first: {known.TYPE} at {format_rfc3339(known.occurred_at)})",
                     )
                 self.stats.redelivered += 1
-                return self._outputs_of(run_id, state, event.event_id)
+                return self._redelivered(run_id, state, event.event_id, origin)
             seq = len(state.events)
             _, outputs = fold(state, event)
-            self.store.append(run_id, seq, raw)
+            self.store.append(run_id, seq, raw, Applied(origin.partition, origin.offset))
         except InvalidEvent as exc:
             self.stats.rejected += 1
             return [self._dead_letter(exc, raw, origin, run_id, event.event_id)]
@@ -305,9 +316,17 @@ class RunFolder:
             self._older_rules(run_id, f"stored event {seq}", refusal)
         return event
 
-    def _outputs_of(self, run_id: str, state: RunState, event_id: str) -> list[OutputRecord]:
-        """The outputs the stored event's first application produced, recomputed."""
+    def _redelivered(
+        self, run_id: str, state: RunState, event_id: str, origin: Origin
+    ) -> list[OutputRecord]:
+        """What an event the run applied already emits: the outputs its first application
+        produced (recomputed) when this is the record that applied it, read again after
+        a restart; nothing when it is a later duplicate (the module's docstring)."""
         seq = next(i for i, known in enumerate(state.events) if known == event_id)
+        at = self.store.applied_at(run_id, seq)
+        if at is not None and (origin.partition != at.partition or origin.offset > at.offset):
+            return []
+        self.stats.replayed += 1
         before = self._rebuild(run_id, seq)
         _, outputs = fold(before, state.events[event_id])
         return outputs

@@ -6,16 +6,19 @@ its three implementations.
   each append also produced to the changelog partition of the same number;
 - `TableEventStore`: the faust engine's, over a changelog-backed faust table.
 
-The two Kafka-backed stores share one layout, `store_key(run_id, seq)` -> the event's
-bytes as the run log carried them, in the changelog `<app_id>-run-events-changelog`
+The two Kafka-backed stores share one layout, `store_key(run_id, seq)` -> `stored_value`:
+the run-log position the event was applied at, then the event's bytes as the run log
+carried them, in the changelog `<app_id>-run-events-changelog`
 (`outcomes.streams.worker_common.changelog_topic`), so both engines of one app id read the same
-changelog (docs/stream.md, "State").
+changelog (docs/stream.md, "State"). A value an older release stored holds the event's
+bytes alone: its position is unknown (`applied_at` answers None).
 """
 
 from __future__ import annotations
 
+import struct
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, NamedTuple, Protocol
 
 from rocksdict import BlockBasedOptions, Cache, Options, Rdict, WriteBatch
 
@@ -23,12 +26,43 @@ from outcomes.streams.worker_common import WorkerError, WorkerOptions
 
 _CHECKPOINT = b"\x1f\x1fchangelog-offset"  # no run's key (`store_key`) starts with \x1f
 
+# A stored value that starts with `_APPLIED_AT` holds the run-log partition and offset
+# its event was applied at (signed 32 and 64 bits, big-endian), then the event. No event
+# starts so: the run log carries Avro single-object (\xc3\x01) or Schema Registry (\x00)
+# framing, and a value stored before positions were kept holds the event alone.
+_APPLIED_AT = b"\x1e@"
+_POSITION = struct.Struct(">iq")
+_HEADER_BYTES = len(_APPLIED_AT) + _POSITION.size
+
+
+class Applied(NamedTuple):
+    """Where a stored event was applied: the partition and offset of its run-log record."""
+
+    partition: int
+    offset: int
+
 
 def store_key(run_id: str, seq: int) -> bytes:
     r"""`<run_id>\x1f<seq>`: the key of a run's event number `seq` in the run-events store
     and its changelog, for both engines (the ASCII unit separator cannot appear in a
     valid run_id)."""
     return f"{run_id}\x1f{seq}".encode()
+
+
+def stored_value(raw: bytes, at: Applied | None) -> bytes:
+    """What the store and its changelog hold for an event applied at `at` (the event's
+    bytes alone when the position is unknown)."""
+    if at is None:
+        return raw
+    return _APPLIED_AT + _POSITION.pack(at.partition, at.offset) + raw
+
+
+def read_stored(value: bytes) -> tuple[bytes, Applied | None]:
+    """The event's bytes and where it was applied (None for a value stored without it)."""
+    if value[: len(_APPLIED_AT)] != _APPLIED_AT or len(value) < _HEADER_BYTES:
+        return value, None
+    partition, offset = _POSITION.unpack_from(value, len(_APPLIED_AT))
+    return value[_HEADER_BYTES:], Applied(partition, offset)
 
 
 class EventStore(Protocol):
@@ -40,34 +74,42 @@ class EventStore(Protocol):
     def get(self, run_id: str, seq: int) -> bytes:
         """The encoded event at position `seq` (0-based) of the run."""
 
-    def append(self, run_id: str, seq: int, raw: bytes) -> None:
-        """Store the encoded event at position `seq`, which is the current count."""
+    def applied_at(self, run_id: str, seq: int) -> Applied | None:
+        """The run-log position event `seq` of the run was applied at (None: stored by a
+        release that did not keep it)."""
+
+    def append(self, run_id: str, seq: int, raw: bytes, at: Applied | None = None) -> None:
+        """Store the encoded event at position `seq`, which is the current count, applied
+        at run-log position `at`."""
 
 
 class MemoryEventStore:
     """An `EventStore` in a dict: for tests and for `replay`-like single-process use."""
 
     def __init__(self) -> None:
-        self.events: dict[str, list[bytes]] = {}
+        self.events: dict[str, list[bytes]] = {}  # run -> its `stored_value`s
 
     def count(self, run_id: str) -> int:
         return len(self.events.get(run_id, ()))
 
     def get(self, run_id: str, seq: int) -> bytes:
-        return self.events[run_id][seq]
+        return read_stored(self.events[run_id][seq])[0]
 
-    def append(self, run_id: str, seq: int, raw: bytes) -> None:
+    def applied_at(self, run_id: str, seq: int) -> Applied | None:
+        return read_stored(self.events[run_id][seq])[1]
+
+    def append(self, run_id: str, seq: int, raw: bytes, at: Applied | None = None) -> None:
         stored = self.events.setdefault(run_id, [])
         if seq != len(stored):
             raise ValueError(f"{run_id}: append at {seq}, but {len(stored)} events are stored")
-        stored.append(raw)
+        stored.append(stored_value(raw, at))
 
 
 class PartitionStore:
     """`EventStore` for the runs of one run-log partition (the batch engine).
 
-    `<run_id>\\x1f<seq>` -> the run's event number `seq`, as the run log carried it (the
-    faust engine's table layout, so both engines read one changelog). Appends wait in
+    `<run_id>\\x1f<seq>` -> the run's event number `seq` as `stored_value` (the faust
+    engine's table layout, so both engines read one changelog). Appends wait in
     `pending` (and go to the changelog at once) until `persist`, which a commit calls
     after the changelog acknowledged them; the database under `_CHECKPOINT` remembers
     the changelog offset it is complete up to, so a restore reads only what follows.
@@ -99,16 +141,23 @@ class PartitionStore:
             seq += 1
         return seq
 
-    def get(self, run_id: str, seq: int) -> bytes:
+    def _value(self, run_id: str, seq: int) -> bytes:
         value = self._get(store_key(run_id, seq))
         if value is None:
             raise WorkerError(f"run {run_id}: stored event {seq} is missing from the store")
         return value
 
-    def append(self, run_id: str, seq: int, raw: bytes) -> None:
+    def get(self, run_id: str, seq: int) -> bytes:
+        return read_stored(self._value(run_id, seq))[0]
+
+    def applied_at(self, run_id: str, seq: int) -> Applied | None:
+        return read_stored(self._value(run_id, seq))[1]
+
+    def append(self, run_id: str, seq: int, raw: bytes, at: Applied | None = None) -> None:
         key = store_key(run_id, seq)
-        self.pending[key] = raw
-        self.append_hook(key, raw, self.partition)
+        value = stored_value(raw, at)
+        self.pending[key] = value
+        self.append_hook(key, value, self.partition)
 
     def persist(self) -> None:
         """Write pending appends to the local database (their changelog records are
@@ -140,7 +189,8 @@ class PartitionStore:
 class TableEventStore:
     """`EventStore` over one changelog-backed faust table (the faust engine).
 
-    `run_events[b"<run_id>\\x1f<seq>"]` holds the run's event number `seq`. Keys are
+    `run_events[b"<run_id>\\x1f<seq>"]` holds the run's event number `seq` (as
+    `stored_value`). Keys are
     read and written only during stream iteration, so faust picks the partition of the
     record being processed: the run's own partition. A run's count is found by probing
     `seq` upwards (only when a run is rebuilt, which reads every event anyway); one
@@ -156,12 +206,18 @@ class TableEventStore:
             seq += 1
         return seq
 
-    def get(self, run_id: str, seq: int) -> bytes:
+    def _value(self, run_id: str, seq: int) -> bytes:
         value = self.events.get(store_key(run_id, seq))
         if value is None:
             raise WorkerError(f"run {run_id}: stored event {seq} is missing from the table")
         data: bytes = value
         return data
 
-    def append(self, run_id: str, seq: int, raw: bytes) -> None:
-        self.events[store_key(run_id, seq)] = raw
+    def get(self, run_id: str, seq: int) -> bytes:
+        return read_stored(self._value(run_id, seq))[0]
+
+    def applied_at(self, run_id: str, seq: int) -> Applied | None:
+        return read_stored(self._value(run_id, seq))[1]
+
+    def append(self, run_id: str, seq: int, raw: bytes, at: Applied | None = None) -> None:
+        self.events[store_key(run_id, seq)] = stored_value(raw, at)

@@ -1,0 +1,79 @@
+"""Each notification once when nothing failed, through the real broker and `outcomes
+worker` (both engines): the five-file sample, whose receipt is delivered twice (the same
+event in a second run-log record), folded by one worker with no fault, puts every output
+on its topic once, as folding its run log in process (`outcomes replay` of that order)
+has them: each supersession notification and claim notification included. Duplicates
+remain possible after a crash only (docs/consumers.md); the chaos suite covers that side.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import orjson
+import pytest
+
+from outcomes.devtools.harness import (
+    Harness,
+    KafkaConfig,
+    Progress,
+    finish,
+    read_run_log,
+    wait_for,
+)
+
+pytestmark = pytest.mark.slow
+SAMPLE = Path(__file__).resolve().parent.parent / "samples" / "five_file_run.jsonl"
+NOTIFICATIONS = frozenset({"notification", "claim_notification"})
+
+
+def renamed(prefix: str) -> list[dict[str, Any]]:
+    """The sample under this test's own run and event ids (the shared broker)."""
+    events = []
+    for line in SAMPLE.read_bytes().splitlines():
+        event = orjson.loads(line)
+        event["run_id"] = f"{prefix}-five"
+        event["event_id"] = f"{prefix}-{event['event_id']}"
+        events.append(event)
+    return events
+
+
+@pytest.mark.parametrize("engine", ["batch", "faust"])
+def test_the_five_file_sample_puts_each_notification_on_its_topic_once(
+    kafka_bootstrap: str, kafka_config: KafkaConfig, tmp_path: Path, engine: str
+) -> None:
+    with Harness(kafka_config, kafka_bootstrap, tmp_path, f"once-{engine}") as harness:
+        events = renamed(harness.prefix)
+        ids = [e["event_id"] for e in events]
+        assert len(ids) > len(set(ids)), "the sample holds a redelivered event"
+        worker = harness.worker(extra=("--engine", engine))
+        worker.start()
+        # One event at a time, each folded before the next is produced: the run log holds
+        # the file's order (produced at once, the topics reach it in another order, and
+        # finalize may come last: one revision, no supersession to notify).
+        for event in events:
+            harness.produce([event])
+            progress = Progress(kafka_config, harness.app_id)
+            try:
+                wait_for(progress.done, 90, f"the worker to fold {event['event_id']}", 0.2)
+            finally:
+                progress.close()
+        finish([worker], kafka_config, timeout=240)
+
+        codec = harness.codec
+        run_log = read_run_log(kafka_config, harness.marks, harness.prefix)
+        folded = [codec.decode(raw).value["event_id"] for _, _, raw in run_log]
+        assert folded == ids  # the duplicate is a run-log record of its own
+        outputs = harness.outputs()
+        copies = {ident: len(c) for ident, c in outputs.copies.items() if len(c) > 1}
+        assert copies == {}, f"published more than once: {copies}"
+
+        # What the fold of the run log gives in process (here replay of the file).
+        expected = harness.run_log_expectation().records
+        assert {(o.kind, o.id) for o in expected} == set(outputs.copies)
+        notifications = [(o.kind, o.id) for o in expected if o.kind in NOTIFICATIONS]
+        assert len(notifications) == 5 and len(set(notifications)) == 5
+        run = events[0]["run_id"]
+        assert outputs.values[("notification", f"{run}:2")]["kind"] == "account.superseded"
+        assert ("claim_notification", f"{run}:2:claims") in outputs.copies
