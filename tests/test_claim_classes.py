@@ -159,3 +159,122 @@ def test_a_pluperfect_after_the_writers_check_holds_now(text: str, kind: str) ->
 )
 def test_a_plain_pluperfect_is_earlier(text: str) -> None:
     assert [k for k, _ in asserted(text) if k in ("effect", "persistence")] == []
+
+
+# -- scope from the voice: headings, progress, other parties, inability -----------------
+
+NOT_ASSERTED = [
+    # a heading or label that names a section
+    ("## What's been completed", "wh_clause"),
+    ("**What's done:**", "wh_clause"),
+    ("Here's what's been fixed:", "wh_clause"),
+    # progress figures and work under way
+    ("Progress: 34% complete", "progress"),
+    ("Migration 3/5 complete.", "progress"),
+    ("Phase 2: 60% complete", "progress"),
+    ("Status: Currently running", "progress"),
+    ("The reindex is still running.", "progress"),
+    ("Tests are still running.", "progress"),
+    # another party's report
+    ("Per the backend agent, phase 3 is complete.", "reported"),
+    ("Phase 3 complete (as reported by the QA agent).", "reported"),
+    ("Agent B reports: Phase 3 complete.", "reported"),
+]
+
+
+@pytest.mark.parametrize(("text", "blocker"), NOT_ASSERTED, ids=[c[0] for c in NOT_ASSERTED])
+def test_not_the_texts_own_voice(text: str, blocker: str) -> None:
+    found = scan(text)
+    assert found, "expected a candidate"
+    assert {f.blocked for f in found} == {blocker}, [(f.kind, f.blocked) for f in found]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Migration 5/5 complete.",
+        "The dev server is still running on port 3000.",
+        "The preview server is now running.",
+        "Per your request, I deployed the site to Netlify.",
+        "The cache now handles 500 requests per second and all tests pass.",
+    ],
+)
+def test_look_alikes_of_progress_and_hearsay_still_assert(text: str) -> None:
+    assert asserted(text), scan(text)
+
+
+def test_a_tables_header_row_names_columns() -> None:
+    text = "| suite | passed | failed |\n|---|---|---|\n| unit | 120 passed | 0 |\n"
+    assert asserted(text) == [("verification", "120 passed")]
+
+
+def test_a_table_under_a_heading_of_earlier_or_others_figures() -> None:
+    text = (
+        "## Baseline (before my change)\n\n| suite | result |\n|---|---|\n| unit | 120 passed |\n\n"
+        "## Now\n\n| suite | result |\n|---|---|\n| unit | 124 passed |\n\n"
+        "### Results reported by the QA agent\n\n| suite | status |\n|---|---|\n"
+        "| e2e | ✅ passing |\n"
+    )
+    found = [(text[f.start : f.end], f.blocked) for f in scan(text)]
+    assert found == [("120 passed", "past"), ("124 passed", None), ("passing", "reported")]
+
+
+# -- what the reader cannot decide goes to a person ---------------------------------------
+
+REVIEWED = [
+    ("I can't submit the form because it requires a CAPTCHA.", "inability"),
+    ("I cannot push to the remote without credentials.", "inability"),
+    ("I was unable to submit the order.", "inability"),
+    ("Resolves #123.", "scope_unclear"),
+    ("- Fixes #88", "scope_unclear"),
+    ("Closes #50", "scope_unclear"),
+]
+
+
+@pytest.mark.parametrize(("text", "reason"), REVIEWED, ids=[c[0] for c in REVIEWED])
+def test_undecidable_candidates_go_to_review(text: str, reason: str) -> None:
+    assert [r for _, r in reviewed(text)] == [reason]
+    assert asserted(text) == []
+
+
+DEEDS = [
+    "The new retry helper resolves #123.",
+    "This PR closes #12.",
+    "It fixes issue #4.",
+]
+
+
+@pytest.mark.parametrize("text", DEEDS)
+def test_this_runs_change_that_fixes_a_referenced_issue(text: str) -> None:
+    assert [k for k, _ in asserted(text)] == ["completion"]
+
+
+def test_a_party_closing_an_issue_is_not_this_run() -> None:
+    assert asserted("The user closes #12 when the release ships.") == []
+
+
+# -- what a client named as the means does ------------------------------------------------
+
+MEANS = [
+    ("Applied `001_init.sql` via psql.", "persistence"),
+    ("Applied the pending migrations.", "persistence"),
+    ("Ran `alembic upgrade head`; all migrations applied.", "persistence"),
+    ("Restarted the pods with kubectl.", "effect"),
+]
+
+
+@pytest.mark.parametrize(("text", "kind"), MEANS, ids=[c[0] for c in MEANS])
+def test_the_client_names_the_place(text: str, kind: str) -> None:
+    assert any(k == kind for k, _ in asserted(text)), scan(text)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Replaced plain text storage with SQLite.",
+        "Updated the handler using the new API.",
+        "Formatted the code with black.",
+    ],
+)
+def test_a_library_or_tool_named_in_passing_places_nothing(text: str) -> None:
+    assert [k for k, _ in asserted(text) if k in ("effect", "persistence")] == []

@@ -41,6 +41,7 @@ Blocker = Literal[
     "hypothetical",
     "concessive",
     "partial",
+    "progress",
     "past_failure",
     "past",
     "generic",

@@ -53,7 +53,7 @@ from outcomes.reducers.claims.lexicon import (
     WEAK_PASSIVE_EXCLUDED,
 )
 from outcomes.reducers.claims.narrative import Sentence, Token
-from outcomes.reducers.claims.objects import CHANGE_VERBS, REMOTE, place_of
+from outcomes.reducers.claims.objects import CHANGE_VERBS, OTHER_PARTIES, REMOTE, place_of
 from outcomes.reducers.claims.results import (
     CONSTRUCTION_WORDS,
     attributive,
@@ -348,6 +348,22 @@ _NEXT_STEPS = frozenset(
 
 def _present_deed(words: Sequence[str], h: int, prior: Use | None) -> Candidate | None:
     use = use_of(words, h, prior)
+    ref = _issue_ref(words, h)
+    if ref is not None and (use is None or use.how == "agentless"):
+        # "Resolves #123" as a line of its own: a forge's closing keyword, which closes
+        # the issue when the change merges; whether the text says it is fixed now is
+        # for a person to read (review `scope_unclear`).
+        if h == clause_start(words, h):
+            return Candidate("completion", "closing_keyword", h, ref, h)
+        return None
+    # "The new retry helper resolves #123": this run's change named as what fixes the
+    # issue it references (not a party: "The user closes #12")
+    if (
+        ref is not None
+        and use.how in ("np", "pronoun")
+        and _subject_noun(use, words, h) not in OTHER_PARTIES
+    ):
+        return _built("completion", "deed", use, h, ref)
     if use is None:
         j = skip_adverbs(words, h - 1, 0)
         if j >= 0 and words[j] == "which":
@@ -357,6 +373,12 @@ def _present_deed(words: Sequence[str], h: int, prior: Use | None) -> Candidate 
     if noun in DEED_SUBJECTS and use.how in ("np", "pronoun"):
         return _built("completion", "deed", use, h, min(h + 1, len(words) - 1))
     return None
+
+
+def _issue_ref(words: Sequence[str], h: int) -> int | None:
+    """The issue reference right after a deed ("fixes #12", "resolves issue #12")."""
+    nxt = h + 2 if words[h + 1 : h + 2] == ["issue"] else h + 1
+    return nxt if nxt < len(words) and words[nxt] == "`#" else None
 
 
 # What a check of existence is no pass about: "confirmed that test coverage exists".

@@ -38,6 +38,7 @@ ADVERBS = frozenset(
         "properly",
         "finally",
         "independently",
+        "still",
         "completely",
         "officially",
         "both",
@@ -213,7 +214,7 @@ NEEDS_REMOTE = frozenset({"opened", "opens", "created", "filed", "submitted", "m
 RESULT_ING = frozenset({"resolving", "fixing", "addressing", "completing", "closing"})
 
 # Present-tense heads, with the subjects that make them a claim about this run.
-PRESENT_DEEDS = frozenset({"fixes", "addresses", "resolves", "completes", "implements"})
+PRESENT_DEEDS = frozenset({"fixes", "addresses", "resolves", "completes", "implements", "closes"})
 
 DEED_SUBJECTS = frozenset(
     {"this", "it", "which", "pr", "request", "change", "changes", "commit", "fix", "patch"}

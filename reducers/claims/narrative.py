@@ -134,6 +134,7 @@ def _markdown_blocks(text: str) -> list[Block]:
     item_depth = 0
     fresh_item = False
     role: Role = "paragraph"
+    header = False
     # The line ending in ":" just before each open list introduces it ("You can either:").
     leads: list[str] = []
     last_line = ""
@@ -160,10 +161,16 @@ def _markdown_blocks(text: str) -> list[Block]:
         elif kind == "paragraph_open":
             role = "item" if fresh_item else "paragraph"
             fresh_item = False
-        elif kind == "tr_open" and tok.map:
+        elif kind == "thead_open":
+            header = True
+        elif kind == "thead_close":
+            header = False
+        elif kind == "tr_open" and tok.map and not header:
+            # (a header row names the columns: "| suite | passed | failed |" asserts
+            # nothing)
             row = tok.map[0]
             end = starts[row + 1] - 1 if row + 1 < len(starts) else len(text)
-            out.append(Block(starts[row], end, "quote" if quote_depth else "row"))
+            out.append(Block(starts[row], end, "quote" if quote_depth else "row", None, section))
         elif kind == "fence" and tok.map:
             out += _fence_blocks(text, starts, tok, quote_depth > 0)
         elif (

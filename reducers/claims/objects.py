@@ -93,6 +93,33 @@ CHECK_VERBS = _class(
 )
 
 
+# Clients named as the means of an act ("Applied `0003.sql` via psql", "Restarted the
+# pods with kubectl"): a database client or migration tool acts on a local record, a
+# forge, cloud or cluster CLI on a remote. (Not the engines and libraries, which name
+# what the code uses: "Replaced the text file with SQLite".)
+MEANS = {
+    **dict.fromkeys(
+        _class("psql mysql mongosh redis-cli alembic flyway liquibase dbmate sqlcmd"),
+        "record",
+    ),
+    **dict.fromkeys(
+        _class("gh glab kubectl helm aws gcloud az vercel netlify heroku flyctl wrangler twine"),
+        "remote",
+    ),
+}
+
+
+def means_place(words: Sequence[str]) -> Place | None:
+    """The place of the client a phrase of means names: "via psql", "using kubectl"."""
+    for x, w in enumerate(words):
+        if w in ("via", "using", "with", "through"):
+            for y in words[x + 1 : x + 4]:
+                place = MEANS.get(y)
+                if place is not None:
+                    return place  # type: ignore[return-value]
+    return None
+
+
 def place_of(words: Sequence[str]) -> Place | None:
     """The place the nouns of `words` name, the first one to name any deciding: the
     subject's nouns are read before the object's (callers order them so)."""

@@ -51,6 +51,7 @@ from outcomes.reducers.claims.objects import (
     NEGATIVE_OUTCOMES,
     REMOTE,
     RUNNING_SYSTEMS,
+    means_place,
     place_of,
     verb_place,
 )
@@ -165,7 +166,25 @@ def place_in(words: Sequence[str], h: int, use: Use | None, reach: int = 14) -> 
         return "remote"
     if "record" in found:
         return "record"
-    return None
+    return means_place(_clause_rest(words, h))
+
+
+# What is applied to a database or a repository: its own recorded changes.
+_RECORD_CHANGES = frozenset({"migration", "migrations", "stash", "schema"})
+
+
+def _head_noun(phrase: Sequence[str]) -> str:
+    nouns = [x for x in phrase if x[:1].isalpha()]
+    return nouns[-1] if nouns else ""
+
+
+def _clause_rest(words: Sequence[str], h: int) -> list[str]:
+    out = []
+    for x in words[h + 1 : h + 12]:
+        if x in HARD:
+            break
+        out.append(x)
+    return out
 
 
 def generic(words: Sequence[str], h: int, w: str, prior: Use | None) -> Candidate | None:
@@ -210,15 +229,27 @@ def generic(words: Sequence[str], h: int, w: str, prior: Use | None) -> Candidat
         )
     elif use.how in ("first", "pronoun", "np", "coord"):
         ok = result or (acted and place in ("remote", "record"))
+        # a headline whose subject undergoes a change: "All 12 migrations applied"
+        ok = ok or (
+            use.how == "np"
+            and w in CHANGE_VERBS
+            and is_headline(words, h)
+            and place_of(list(use.subject)[::-1]) in ("remote", "record")
+        )
         # "I've reorganized everything into …": a change to the whole is a result.
         whole = h + 1 < len(words) and words[h + 1] in ("everything", "all")
         ok = ok or (use.how == "first" and w in CHANGE_VERBS | _WHOLE_VERBS and whole)
     elif w in CHANGE_VERBS and placed_by_preposition(words, h) in ("remote", "record"):
         ok = True  # "Removed the folder from all git history", "Moved the docs to Notion"
     else:  # agentless: a report line on a record or a remote ("Staged the fix")
-        ok = (verb_place(w) is not None and place in ("remote", "record")) or (
+        ok = (
+            (verb_place(w) is not None and place in ("remote", "record"))
             # "Cancelled the duplicate subscription", "Archived the old tickets"
-            w in CHANGE_VERBS and place_of(direct_object(words, h)[-1:]) == "remote"
+            or (w in CHANGE_VERBS and place_of(direct_object(words, h)[-1:]) == "remote")
+            # "Applied `0003_users.sql` via psql": the client names the place
+            or (w in CHANGE_VERBS and means_place(_clause_rest(words, h)) is not None)
+            # "Applied the pending migrations": what is applied is a record's own change
+            or (w == "applied" and _head_noun(direct_object(words, h)) in _RECORD_CHANGES)
         )
     if w in WEAK_PASSIVE_EXCLUDED and place not in ("remote", "record"):
         return None  # "The LICENSE file has been created": an edit, not a result

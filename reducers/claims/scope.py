@@ -82,6 +82,12 @@ def blocker(
         return "hypothetical"  # an item of "You can either:", "If you want to deploy:"
     if cand.rule == "json_status":
         return None
+    if sentence.role == "row" and sentence.section:
+        # a table under a heading that names whose figures they are: "Baseline (before
+        # my change)", "Results reported by the QA agent", "Upstream CI run"
+        whose = _table_source(sentence.section)
+        if whose is not None:
+            return whose
     in_parens = _in_parens(words, h)
     if _plan_label(words, h):
         return "hypothetical"  # "Next: deploy to staging and confirm the site is live"
@@ -162,8 +168,8 @@ def blocker(
             words[x] == "even" and x + 1 < n and words[x + 1] in ("though", "if")
         ):
             return "concessive"
-        if words[x] in WH:
-            return "wh_clause"
+        if words[x] in WH or (words[x].endswith("'s") and words[x][:-2] in WH):
+            return "wh_clause"  # "What's been completed", "Here's what's fixed"
     if first is not None and words[first] in ("if", "unless", "assuming", "suppose", "provided"):
         return "hypothetical"
     clause_hi = h
@@ -178,6 +184,8 @@ def blocker(
             or (x == clause_lo and x < h and words[x] in _SOME and _opens_np(words, x + 1))
         ):
             return "partial"
+    if _progress(sentence.tokens, words, cand, clause_lo, present):
+        return "progress"
     if not GENERIC.isdisjoint(present) and any(
         words[x] in GENERIC for x in range(max(clause_lo, h - 3), min(n, h + 3))
     ):
@@ -226,6 +234,54 @@ def blocker(
     return None
 
 
+# States of work under way: "still running", "currently processing", "in progress".
+_UNDER_WAY = frozenset({"running", "processing", "executing", "building", "uploading"})
+_UNDER_WAY |= frozenset({"downloading", "indexing", "deploying", "syncing", "importing"})
+_STILL = frozenset({"still", "currently"})
+# What runs as a service: "running" of one is its state, not progress ("The dev server
+# is currently running on port 3000").
+_SERVICES = frozenset(
+    {"server", "servers", "service", "services", "daemon", "daemons", "container"}
+    | {"containers", "app", "application", "api", "site", "instance", "instances"}
+    | {"worker", "workers", "bot", "database", "db", "cluster", "pod", "pods", "node"}
+)
+_PROGRESS_HEADS = frozenset({"complete", "completed", "done", "finished", "ready"})
+
+
+def _progress(
+    toks: Sequence[Token],
+    words: Sequence[str],
+    cand: Candidate,
+    clause_lo: int,
+    present: frozenset[str],
+) -> bool:
+    """A progress report, not a result: a share short of the whole before the state
+    ("34% complete", "Migration 3/5 done"), or a job still under way ("Currently
+    running", "The import is still running"; a service's "running" is its state)."""
+    h = cand.head
+    if words[h] in _PROGRESS_HEADS:
+        for x in range(max(clause_lo, h - 3), h):
+            if words[x] in ("`%", "`r") and x < len(toks) and _short_of_whole(toks[x].raw):
+                return True
+    if words[h] in _UNDER_WAY and not _STILL.isdisjoint(present):
+        if not any(w in _STILL for w in words[max(clause_lo, h - 3) : h]):
+            return False
+        subject = cand.use.subject if cand.use is not None else ()
+        return not any(w in _SERVICES for w in subject)
+    return False
+
+
+def _short_of_whole(raw: str) -> bool:
+    """ "34%", "3/5": a share less than the whole ("100%", "5/5" are the whole)."""
+    try:
+        if raw.endswith("%"):
+            return float(raw[:-1].replace(",", "")) < 100
+        done, total = raw.split("/", 1)
+        return int(done) < int(total)
+    except ValueError:
+        return False
+
+
 # Times before any run's: "two years ago", "last week", "yesterday" (not "5 minutes ago").
 _PERIODS = frozenset({"week", "month", "year", "quarter", "sprint", "release"})
 _LONG_UNITS = _PERIODS | frozenset({"day", "days", "weeks", "months", "years", "quarters"})
@@ -250,7 +306,7 @@ _NEGATION_CUES = NEGATORS | {"n't"}
 _HYPOTHETICAL_CUES = (
     MODAL | WISHES | {"'ll", "'d", "won't", "can't", "couldn't", "hopefully", "let's", "let", "to"}
 )
-_CLAUSE_CUES = SUBORDINATORS | CONCESSIVE | WH | {"even"}
+_CLAUSE_CUES = SUBORDINATORS | CONCESSIVE | WH | {"even"} | {f"{w}'s" for w in WH}
 # Quantifiers that open a subject and leave the rest out: "Most tests pass".
 _SOME = frozenset({"most", "some", "several", "many", "few"})
 _PARTIAL_CUES = PARTIAL | _SOME | {"for", "in", "so"}
@@ -523,9 +579,46 @@ def _opens_np(words: Sequence[str], x: int) -> bool:
 
 
 def _according_to(words: Sequence[str], lo: int) -> bool:
-    """ "According to the log, the deploy succeeded": what a source says, not the
-    writer's own assertion."""
-    return any(words[x] == "according" and words[x + 1] == "to" for x in range(lo - 1))
+    """ "According to the log, the deploy succeeded", "Per the backend agent, phase 3 is
+    complete", "Phase 3 complete (as reported by the QA agent)": what a source says,
+    not the writer's own assertion."""
+    if any(words[x] == "according" and words[x + 1] == "to" for x in range(lo - 1)):
+        return True
+    n = len(words)
+    for x, w in enumerate(words):
+        opens = x == 0 or words[x - 1] in HARD or words[x - 1] in (",", "(")
+        if w == "per" and opens and any(y in _SOURCES for y in words[x + 1 : x + 5]):
+            return True
+        if (
+            w == "reported"
+            and x + 1 < n
+            and words[x + 1] == "by"
+            and (x == 0 or words[x - 1] in ("as", "(", ","))
+        ):
+            return True
+    return False
+
+
+# Headings of a table of figures that are not this run's: an earlier state, or another
+# party's report.
+_EARLIER_TABLES = PAST_CUES | frozenset({"baseline", "before", "previous", "upstream", "old"})
+_OTHERS_TABLES = frozenset({"reported", "according", "their", "agent's", "team's", "user's"})
+
+
+def _table_source(section: str) -> Blocker | None:
+    heading = set(re.findall(r"[a-z][a-z'-]*", section))
+    if not _EARLIER_TABLES.isdisjoint(heading):
+        return "past"
+    if not _OTHERS_TABLES.isdisjoint(heading) or ("per" in heading and heading & _SOURCES):
+        return "reported"
+    return None
+
+
+# Parties and their records that a "per …" names as the source of what follows.
+_SOURCES = OTHER_PARTIES | frozenset(
+    {"agent", "agents", "subagent", "subagents", "sub-agent", "bot", "report", "reports"}
+    | {"log", "logs", "dashboard"}
+)
 
 
 def _finite_after_noun(word: str) -> bool:
@@ -557,7 +650,7 @@ _PRESENT_OUTCOMES = frozenset(
 )
 
 
-Review = Literal["hedged", "kind_unclear"]
+Review = Literal["hedged", "kind_unclear", "inability", "scope_unclear"]
 
 # Words that hedge what follows: the writer does not assert it, nor deny it.
 HEDGES = frozenset(
@@ -570,6 +663,13 @@ def review_reason(words: Sequence[str], cand: Candidate) -> Review | None:
     """Why a candidate with no blocker is still for a person to decide, or None."""
     if cand.rule == "status_value":
         return "kind_unclear"
+    if cand.rule == "closing_keyword":
+        return "scope_unclear"
+    if cand.rule == "unable":
+        # "I can't submit the form", "I cannot push without credentials": a statement of
+        # what the writer is unable to do; whether it reports that nothing happened or
+        # only a limit is for a person to read.
+        return "inability"
     h = cand.head
     if _HEDGE_CUES.isdisjoint(words):
         return None
