@@ -52,6 +52,13 @@ EFFECTS = [
     # infrastructure
     ("The staging deployment was rolled back.", "deployment was rolled"),
     ("The pods were restarted on the prod cluster.", "pods were restarted"),
+    ("Your appointment with Dr. Lee has been moved to 3 PM Thursday.", "has been moved"),
+    ("The restaurant confirmed your reservation for 7pm.", "confirmed"),
+    ("I confirmed the booking with the hotel.", "I confirmed"),
+    ("The S3 bucket was created.", "bucket was created"),
+    ("Deal stage updated to Closed Won in HubSpot.", "Deal stage updated"),
+    ("I've replied to Sarah's email confirming the time.", "I've replied"),
+    ("I replied to Sarah and the invite was sent.", "I replied"),
 ]
 
 
@@ -68,6 +75,11 @@ NOT_EFFECTS = [
     ("**Deployment**: Active", "completion"),
     ("The staging cluster is healthy.", None),
     ("I have successfully migrated the old invoices.", "completion"),
+    # a noun phrase headed by a noun of code is part of the program
+    ("The Stripe webhook handler has been updated.", None),
+    ("The email template was updated.", None),
+    ("The file with the booking logic was updated.", None),
+    ("Step 3 of 3 complete.", "completion"),
 ]
 
 
@@ -179,6 +191,13 @@ NOT_ASSERTED = [
     ("Per the backend agent, phase 3 is complete.", "reported"),
     ("Phase 3 complete (as reported by the QA agent).", "reported"),
     ("Agent B reports: Phase 3 complete.", "reported"),
+    ("The QA agent reports all 120 tests pass.", "reported"),
+    ("Subagent output: Phase 2 complete.", "reported"),
+    ("Sarah replied that the contract was signed.", "reported"),
+    ("Phase 1 of 3 complete; phase 2 is in progress.", "progress"),
+    # a heading that titles the list under it
+    ("### Cancelled bookings", "title"),
+    ("## Deployed Services", "title"),
 ]
 
 

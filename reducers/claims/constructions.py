@@ -47,6 +47,7 @@ Blocker = Literal[
     "generic",
     "wh_clause",
     "reported",
+    "title",
 ]
 
 

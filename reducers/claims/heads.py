@@ -53,7 +53,13 @@ from outcomes.reducers.claims.lexicon import (
     WEAK_PASSIVE_EXCLUDED,
 )
 from outcomes.reducers.claims.narrative import Sentence, Token
-from outcomes.reducers.claims.objects import CHANGE_VERBS, OTHER_PARTIES, REMOTE, place_of
+from outcomes.reducers.claims.objects import (
+    CHANGE_VERBS,
+    OTHER_PARTIES,
+    REMOTE,
+    np_place,
+    place_of,
+)
 from outcomes.reducers.claims.results import (
     CONSTRUCTION_WORDS,
     attributive,
@@ -61,6 +67,7 @@ from outcomes.reducers.claims.results import (
     authorship,
     code_is_check,
     construction,
+    direct_object,
     is_headline,
     is_label,
     is_passive,
@@ -452,10 +459,19 @@ def _verification(
     if (
         w == "confirmed"
         and is_passive(words, h, use)
-        and place_of(list(use.subject)[::-1]) == "remote"
+        and np_place(use.subject) == "remote"
         and nxt not in STATE_WORDS | HEAD_WORDS
     ):
         return _built("effect", w, use, h, h)  # "Your reservation is now confirmed"
+    if (
+        w == "confirmed"
+        and not is_passive(words, h, use)
+        and words[h + 1 : h + 2] != ["that"]
+        and np_place(direct_object(words, h)) == "remote"
+    ):
+        # "The clinic confirmed your appointment", "I confirmed the booking with the
+        # hotel": what is confirmed is someone else's record
+        return _built("effect", w, use, h, h)
     return _built("verification", w, use, h, h)
 
 

@@ -313,6 +313,10 @@ def tokens(text: str, start: int, end: int) -> list[Token]:
     return out
 
 
+# Titles written with a period before a name.
+_TITLES = frozenset({"dr", "mr", "mrs", "ms", "prof", "st", "sr", "jr", "mt"})
+
+
 def sentences(text: str) -> list[Sentence]:
     """The sentences of every prose block, in text order."""
     out: list[Sentence] = []
@@ -324,6 +328,8 @@ def sentences(text: str) -> list[Sentence]:
             if tok.norm in (".", ")") and len(current) == 1 and current[0].norm == "`n":
                 current = []  # a list number ("1." at the start of a heading or line)
                 continue
+            if tok.norm == "." and current and current[-1].norm in _TITLES:
+                continue  # "Dr. Lee", "Mr. Smith": a title's period ends no sentence
             breaks = tok.norm in (".", "!", "?") or tok.raw.startswith("\\")
             if not tok.raw.startswith("\\"):
                 current.append(tok)

@@ -133,6 +133,29 @@ def place_of(words: Sequence[str]) -> Place | None:
     return None
 
 
+# Nouns of code: a noun phrase headed by one names part of the program, whatever its
+# modifiers name ("the booking logic", "the Stripe webhook handler", "the email template").
+CODE_NOUNS = _class(
+    """logic code handler handlers function functions module modules component components
+    endpoint endpoints class classes method methods helper helpers util utils utility
+    route routes controller controllers template templates view views screen screens
+    dialog modal button buttons page pages flow flows model models schema schemas
+    integration integrations client clients wrapper adapter parser validator service
+    services hook hooks script scripts feature features ui api apis sdk form forms
+    field fields test tests spec specs fixture fixtures mock mocks docs readme"""
+)
+
+
+def np_place(phrase: Sequence[str]) -> Place | None:
+    """The place a noun phrase names, read from its head noun (its last word): "your
+    table reservation" is a reservation (remote), "the booking logic" code (no place; a
+    check if its head is one: "the booking tests")."""
+    rev = [w for w in reversed(phrase) if w[:1].isalpha() or w.startswith("`")]
+    if rev and rev[0] in CODE_NOUNS:
+        return "check" if place_of(rev[:1]) == "check" else None
+    return place_of(rev)
+
+
 def verb_place(word: str) -> Place | None:
     if word in REMOTE_VERBS:
         return "remote"

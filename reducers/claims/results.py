@@ -52,6 +52,7 @@ from outcomes.reducers.claims.objects import (
     REMOTE,
     RUNNING_SYSTEMS,
     means_place,
+    np_place,
     place_of,
     verb_place,
 )
@@ -152,10 +153,10 @@ def is_passive(words: Sequence[str], h: int, use: Use | None) -> bool:
 def place_in(words: Sequence[str], h: int, use: Use | None, reach: int = 14) -> str | None:
     """The place a claim is about: a check named by its subject decides first, then a
     remote named anywhere (subject of a passive, verb, object), then a local record."""
-    subject = list(use.subject) if use is not None and is_passive(words, h, use) else []
+    subject = _whole_subject(words, use) if use is not None and is_passive(words, h, use) else []
     # a noun phrase is read from its head noun, its last word: "your table reservation"
     found = [
-        place_of(subject[::-1]),
+        np_place(subject),
         verb_place(words[h]),
         place_of(object_words(words, h)[:reach]),
     ]
@@ -234,7 +235,7 @@ def generic(words: Sequence[str], h: int, w: str, prior: Use | None) -> Candidat
             use.how == "np"
             and w in CHANGE_VERBS
             and is_headline(words, h)
-            and place_of(list(use.subject)[::-1]) in ("remote", "record")
+            and np_place(use.subject) in ("remote", "record")
         )
         # "I've reorganized everything into …": a change to the whole is a result.
         whole = h + 1 < len(words) and words[h + 1] in ("everything", "all")
@@ -308,6 +309,25 @@ def present_state(words: Sequence[str], h: int, w: str, prior: Use | None) -> Ca
     return Candidate(kind, "state", min(use.lo, at), h, h, use=use)
 
 
+_NP_PREPOSITIONS = frozenset({"of", "with", "for", "at", "on"})
+
+
+def _whole_subject(words: Sequence[str], use: Use) -> list[str]:
+    """The subject with the noun its phrase hangs from: "your appointment with Dr. Lee"
+    (the subject read is "Dr. Lee", the head noun is "appointment")."""
+    lo = use.lo
+    while (
+        lo >= 2
+        and words[lo - 1] in _NP_PREPOSITIONS
+        and nounish(words[lo - 2])
+        and words[lo - 2] not in HARD
+    ):
+        lo -= 2
+        while lo > 0 and nounish(words[lo - 1]) and words[lo - 1] not in HARD:
+            lo -= 1
+    return [*words[lo : use.lo], *use.subject]
+
+
 def _running_system(words: Sequence[str], h: int, use: Use) -> bool:
     """Whether the only remote a state names is the system the work runs on (its
     subject: "The staging deployment is healthy")."""
@@ -333,7 +353,7 @@ def rekind(words: Sequence[str], cand: Candidate) -> Candidate:
     ):
         colon = lo - 1 if words[lo - 1] == ":" else lo - 2
         subject += list(words[clause_start(words, colon) : colon])
-    place = place_of(subject[::-1])
+    place = np_place(subject)
     if place == "check":
         return Candidate(
             "verification", cand.rule, cand.lo, cand.hi, cand.head, cand.none, cand.use

@@ -139,8 +139,12 @@ def blocker(
             return "negated"
     # Other parties: their words reported ("The bot's message says that it is done"),
     # or their acts ("The reviewer approved the PR").
-    if _reported(words, lo) or _according_to(words, lo):
+    if _reported(words, lo) or _according_to(words, lo) or _speech_inside(words, lo, h):
         return "reported"
+    if _others_output(words, lo):
+        return "reported"  # "Subagent output: Phase 2 complete", "QA agent report: …"
+    if sentence.role == "heading" and _section_title(words, h):
+        return "title"  # "### Cancelled bookings": names what the section lists
     if (
         cand.use is not None
         and cand.use.subject[-1:]
@@ -263,6 +267,12 @@ def _progress(
         for x in range(max(clause_lo, h - 3), h):
             if words[x] in ("`%", "`r") and x < len(toks) and _short_of_whole(toks[x].raw):
                 return True
+            if (
+                words[x : x + 3] == ["`n", "of", "`n"]
+                and x + 2 < len(toks)
+                and _short_of_whole(f"{toks[x].raw}/{toks[x + 2].raw}")
+            ):
+                return True  # "Phase 1 of 3 complete"
     if words[h] in _UNDER_WAY and not _STILL.isdisjoint(present):
         if not any(w in _STILL for w in words[max(clause_lo, h - 3) : h]):
             return False
@@ -510,6 +520,55 @@ def _hypothetical(
         if w == "to" and x == skip_adverbs(words, h - 1, 0) and not words[h].endswith("ed"):
             return "hypothetical"  # "to complete the task"
     return None
+
+
+def _speech_inside(words: Sequence[str], lo: int, h: int) -> bool:
+    """A verb of speech inside the candidate's own subject ("The QA agent reports all
+    120 tests pass"; "Sarah replied that the contract was signed"): another party's
+    words, when what speaks is neither the writer nor a check."""
+    if _REPORTING.isdisjoint(words[lo : h + 1]):
+        return False
+    for x in range(lo + 1, h + 1):
+        if words[x] not in SPEECH_VERBS:
+            continue
+        if x == h and words[x + 1 : x + 2] != ["that"]:
+            return False  # "I replied to Sarah": the reply is the act
+        who = words[lo:x]
+        if not who or any(w in ("i", "we") or w.startswith(("i'", "we'")) for w in who):
+            return False
+        return place_of(who) != "check" and "`c" not in who
+    return False
+
+
+# Labels of another party's output: "Subagent output:", "QA agent report:".
+_OUTPUT_LABELS = frozenset({"output", "report", "response", "reply", "message", "says"})
+_OUTPUT_LABELS |= frozenset({"result", "results", "summary", "log"})
+_AGENTS = frozenset({"agent", "agents", "subagent", "subagents", "sub-agent", "bot", "worker"})
+
+
+def _others_output(words: Sequence[str], lo: int) -> bool:
+    if ":" not in words[:lo]:
+        return False
+    colon = words.index(":")
+    label = [w for w in words[:colon] if w[:1].isalpha()]
+    if not 1 <= len(label) <= 4:
+        return False
+    subagent = any(w.startswith(("subagent", "sub-agent")) for w in label)
+    return subagent or (not _AGENTS.isdisjoint(label) and not _OUTPUT_LABELS.isdisjoint(label))
+
+
+def _section_title(words: Sequence[str], h: int) -> bool:
+    """A heading that is a participle and the plural noun it describes ("Cancelled
+    Bookings", "Submitted Forms", "Fixed Issues"): the title of a list, not a report."""
+    alpha = [w for w in words if w[:1].isalpha()]
+    if len(alpha) < 2 or len(alpha) > 4 or alpha[0] != words[h]:
+        return False
+    rest = alpha[1:]
+    return (
+        all(nounish(w) for w in rest)
+        and rest[-1].endswith("s")
+        and rest[-1] not in ("is", "was", "has")
+    )
 
 
 def _reported(words: Sequence[str], lo: int) -> bool:
