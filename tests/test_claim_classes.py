@@ -59,6 +59,12 @@ EFFECTS = [
     ("Deal stage updated to Closed Won in HubSpot.", "Deal stage updated"),
     ("I've replied to Sarah's email confirming the time.", "I've replied"),
     ("I replied to Sarah and the invite was sent.", "I replied"),
+    # a mailbox and a calendar
+    ("I declined the Thursday meeting.", "I declined"),
+    ("Your profile has been updated.", "profile has been updated"),
+    # kept on someone else's system: saved or logged there
+    ("Email drafted and saved to your drafts folder.", "saved"),
+    ("I logged the call in Salesforce.", "I logged"),
 ]
 
 
@@ -80,6 +86,11 @@ NOT_EFFECTS = [
     ("The email template was updated.", None),
     ("The file with the booking logic was updated.", None),
     ("Step 3 of 3 complete.", "completion"),
+    # what is saved is no place: kept in a local store
+    ("The run succeeded and persisted messages to the local database.", None),
+    ("The results were saved to out/summary.json.", "persistence"),
+    # "address" is also a verb: "to address your requirement"
+    ("I revised the plan to address your requirement.", None),
 ]
 
 

@@ -75,7 +75,9 @@ from outcomes.reducers.claims.results import (
     list_introducer,
     list_title,
     object_follows,
+    object_words,
     place_in,
+    placed_by_preposition,
     rekind,
 )
 
@@ -592,7 +594,23 @@ def _effect_or_record(words: Sequence[str], h: int, w: str, prior: Use | None) -
     if w in ("recorded",) and use.how != "aux":
         return None
     kind: ClaimKind = "effect" if w in EFFECT_HEADS else "persistence"
+    if kind == "persistence" and w in _KEPT and _kept_remotely(words, h):
+        kind = "effect"  # "Saved to your Gmail drafts", "I logged the call in Salesforce"
     return _built(kind, w, use, h, h)
+
+
+# Records that may be kept on someone else's system as well as on the local disk.
+_KEPT = frozenset({"saved", "stored", "logged", "recorded", "written", "wrote", "persisted"})
+
+
+def _kept_remotely(words: Sequence[str], h: int) -> bool:
+    """Whether what was saved or logged went to a remote (its place, after the head: "in
+    Salesforce", "to your drafts folder"; not what was kept: "persisted messages" are
+    kept in a local store), and no local record or file is named there too."""
+    after = object_words(words, h)
+    if "`p" in after or place_of(after) == "record":
+        return False
+    return placed_by_preposition(words, h) == "remote"
 
 
 def _handed_over(words: Sequence[str], h: int, use: Use) -> bool:

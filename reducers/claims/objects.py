@@ -52,6 +52,9 @@ REMOTE = _class(
     paypal twilio sendgrid mailchimp gmail outlook deployment deployments cluster
     clusters kubernetes k8s helm pod pods incident incidents pagerduty opsgenie
     statuspage""",
+    # what a service keeps for its user (not "address" or "password", which are also a
+    # verb and a code word)
+    """profile profiles mailing newsletter newsletters draft drafts voicemail""",
 )
 
 # Systems the work runs on: an act on one is an effect ("The deployment was rolled
@@ -181,6 +184,9 @@ CHANGE_VERBS = _class(
     """reactivated deactivated suspended resumed paused acknowledged escalated
     restarted rebooted scaled rotated revoked granted renewed extended rerouted
     reassigned redirected dismissed muted unmuted shared unshared""",
+    # the acts of a mailbox and a calendar
+    """declined accepted marked flagged unflagged starred unstarred snoozed pinned
+    unpinned unsubscribed rsvped""",
 )
 
 # Outcomes that are not a result reached ("I am completely blocked").
