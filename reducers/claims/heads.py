@@ -454,6 +454,15 @@ def _verification(
         if kind == "completion" and code_is_check(toks, use.lo, h):
             kind = "verification"  # "`npx tsc --noEmit` succeeded"
         return _built(kind, "succeeded", use, h, h)
+    if w == "succeeds":
+        # "Build succeeds with 0 warnings", "`cargo build` succeeds": a check's present
+        # result; of anything else ("The request succeeds when …") it says what the
+        # code does
+        noun = _subject_noun(use, words, h)
+        checked = _kind_by_subject(noun, "completion") == "verification" or (
+            np_place(use.subject) == "check" or code_is_check(toks, use.lo, h)
+        )
+        return _built("verification", "succeeds", use, h, h) if checked else None
     if w in ("pass", "passes") and use.how == "agentless":
         return None  # "Pass the flag…"
     if w == "green" and use.how == "agentless" and len(words) > 2:

@@ -196,7 +196,7 @@ def blocker(
         return "generic"
     if "being" in present and "being" in words[max(clause_lo, h - 2) : h]:
         return "generic"  # progressive: "were being written", "being tested"
-    if _habitual(words, h, cand, clause_hi):
+    if _habitual(words, h, cand, clause_hi) or _described(words, h, cand, clause_hi):
         return "generic"
     if _by_another(words, h, cand, clause_hi):
         return "reported"
@@ -217,6 +217,8 @@ def blocker(
     # An earlier time: pluperfect, "previously", "in a previous session" — unless the
     # speaker says its own earlier act stands ("I had already booked the flight").
     standing = _own_standing(words, clause_lo, h, cand) or _backshifted(words, lo)
+    if not standing and _earlier_opening(words, h):
+        return "past"  # "Previously, the form was submitted twice"
     if not standing and cand.use is not None and "had" in cand.use.aux:
         return "past"
     if not standing and h > 0 and words[h - 1] == "had":
@@ -349,6 +351,42 @@ def _habitual(words: Sequence[str], h: int, cand: Candidate, clause_hi: int) -> 
     if any(x in NOW_ADVERBS for x in words[use.lo : h]):
         return False
     return any(x in _HABIT for x in after)
+
+
+# Phrases of means after a present passive: how the code does it, not what was done.
+_MEANS_WORDS = frozenset({"via", "using", "through"})
+_EACH = frozenset({"each", "every", "any"})
+
+
+def _described(words: Sequence[str], h: int, cand: Candidate, clause_hi: int) -> bool:
+    """A simple present passive that says how the software works: with a phrase of
+    means ("The form is submitted via a POST", "The appointment is moved by dragging
+    it") or of every instance ("Each order is submitted to the payment API"); "now",
+    "already" or a result adverb in the verb group place it in the report's present."""
+    use = cand.use
+    if use is None or use.how != "aux" or not use.aux:
+        return False
+    if not all(x in PRESENT_BE for x in use.aux):
+        return False
+    if any(x in NOW_ADVERBS for x in words[use.lo : h]):
+        return False
+    if (use.subject[:1] and use.subject[0] in _EACH) or words[max(0, use.lo - 1)] in _EACH:
+        return True
+    after = words[h + 1 : clause_hi + 1]
+    if not _MEANS_WORDS.isdisjoint(after):
+        return True
+    return any(x == "by" and y.endswith("ing") and len(y) > 4 for x, y in itertools.pairwise(after))
+
+
+def _earlier_opening(words: Sequence[str], h: int) -> bool:
+    """A sentence opened by "Previously," or "Originally," (an earlier time set off by a
+    comma) scopes over its first clause."""
+    first = _first_word(words)
+    if first is None or words[first] not in PAST_CUES or first + 1 >= len(words):
+        return False
+    if words[first + 1] != ",":
+        return False
+    return not any(w in HARD for w in words[first + 2 : h])
 
 
 # Who did it, after a passive: "deleted by the bot", "opened by a teammate". A party
