@@ -21,14 +21,16 @@ from outcomes.importers.otlp_http import DEFAULT_MAX_BODY_BYTES, TRACES_PATH
 from outcomes.importers.otlp_server import Receiver, make_server
 from outcomes.streams.sdk.producer import OutcomesProducer
 
+TOKEN_ENV = "OUTCOMES_OTLP_TOKEN"
+
 
 @click.command()
 @click.option(
     "--host",
     default="127.0.0.1",
     show_default=True,
-    help="Address to listen on (0.0.0.0 for every interface: the receiver has no "
-    "authentication, so put it behind one that does).",
+    help="Address to listen on (0.0.0.0 for every interface: then set --token, or put "
+    "the receiver behind a proxy that authenticates).",
 )
 @click.option(
     "--port",
@@ -54,7 +56,16 @@ from outcomes.streams.sdk.producer import OutcomesProducer
     type=click.IntRange(min=1),
     default=DEFAULT_MAX_BODY_BYTES,
     show_default=True,
-    help="Largest request body, after gzip decompression (larger: 413).",
+    help="Largest request body, before and after gzip decompression (larger: 413).",
+)
+@click.option(
+    "--token",
+    envvar=TOKEN_ENV,
+    default=None,
+    metavar="TOKEN",
+    help=f"Require `Authorization: Bearer TOKEN` on every request (401 otherwise, before "
+    f"the body is read); exporters send it with "
+    f"OTEL_EXPORTER_OTLP_HEADERS='Authorization=Bearer%20TOKEN'. Env: {TOKEN_ENV}.",
 )
 def otlp(
     host: str,
@@ -63,6 +74,7 @@ def otlp(
     schema_registry_url: str | None,
     message_timeout: float,
     max_body_bytes: int,
+    token: str | None,
 ) -> None:
     """Receive OpenTelemetry traces on POST /v1/traces (OTLP/HTTP, protobuf or JSON,
     gzip or not) and publish their GenAI spans as events: agent spans as the run's
@@ -88,26 +100,34 @@ def otlp(
         flush_timeout=message_timeout,
         limits=settings.limits,
     )
-    server = make_server(receiver, host, port)
-    bound_host, bound_port = str(server.server_address[0]), server.server_address[1]
+    server = make_server(receiver, host, port, token=token or None)
+    try:
+        server.start()
+    except OSError as exc:
+        producer.close(timeout=1.0)
+        message = f"cannot listen on {host}:{port}: {exc.strerror or exc}"
+        raise click.ClickException(message) from None
+    bound_host, bound_port = server.address
     click.echo(
         f"outcomes otlp: listening on http://{bound_host}:{bound_port}{TRACES_PATH}, "
         f"publishing to {settings.bootstrap}",
         err=True,
     )
 
+    stopping = threading.Event()
+
     def stop(signum: int, frame: FrameType | None) -> None:
-        threading.Thread(target=server.shutdown, daemon=True).start()
+        stopping.set()
 
     previous = signal.signal(signal.SIGTERM, stop)
     try:
-        server.serve_forever(poll_interval=0.2)
+        server.wait(stop=stopping.is_set)
     except KeyboardInterrupt:
         pass
     finally:
         signal.signal(signal.SIGTERM, previous)
-        server.server_close()
-        receiver.close()  # a request still being published finishes first
+        server.stop()  # requests in progress are answered first
+        receiver.close()
         try:
             producer.close(timeout=message_timeout)
         except DeliveryError as exc:  # only requests already answered 503 left these

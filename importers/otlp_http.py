@@ -35,6 +35,9 @@ JSON = "application/json"
 CONTENT_TYPES: dict[Encoding, str] = {"protobuf": PROTOBUF, "json": JSON}
 DEFAULT_MAX_BODY_BYTES = 64 * 1024 * 1024
 """Largest request body accepted, after decompression (an exporter's batch is far less)."""
+MAX_JSON_DEPTH = 100
+"""Deepest nesting of JSON objects and arrays read (protobuf's own recursion limit for
+the binary encoding; an OTLP request with nested attribute values needs far less)."""
 
 # google.rpc.Code values the bodies carry beside the HTTP status.
 _RPC_CODES = {400: 3, 413: 8, 415: 3, 404: 5, 405: 12, 500: 13, 503: 14}
@@ -102,34 +105,59 @@ def parse_json(data: bytes) -> ExportTraceServiceRequest:
         raise OtlpHttpError(400, f"invalid JSON: {exc}", "json") from None
     if not isinstance(document, dict):
         raise OtlpHttpError(400, "the JSON body is not an object", "json")
+    if _deeper_than(document, MAX_JSON_DEPTH):
+        raise OtlpHttpError(400, f"the JSON body nests deeper than {MAX_JSON_DEPTH} levels", "json")
     try:
         _hex_ids_to_base64(document)
         request = ExportTraceServiceRequest()
         json_format.ParseDict(document, request, ignore_unknown_fields=True)
-    except (json_format.ParseError, ValueError, TypeError) as exc:
-        line = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+    except (json_format.ParseError, ValueError, TypeError, RecursionError) as exc:
+        line = str(exc).splitlines()[0][:500] if str(exc) else type(exc).__name__
         raise OtlpHttpError(
             400, f"not an OTLP/JSON ExportTraceServiceRequest: {line}", "json"
         ) from None
     return request
 
 
-def _hex_ids_to_base64(node: Any, path: str = "$") -> None:
-    if isinstance(node, dict):
-        for key, value in node.items():
-            if key in _HEX_FIELDS and isinstance(value, str):
-                try:
-                    node[key] = base64.b64encode(bytes.fromhex(value)).decode("ascii")
-                except ValueError:
-                    raise ValueError(f"{path}.{key} is not a hex string: {value[:40]!r}") from None
-            else:
-                _hex_ids_to_base64(value, f"{path}.{key}")
-    elif isinstance(node, list):
-        for index, item in enumerate(node):
-            _hex_ids_to_base64(item, f"{path}[{index}]")
+def _deeper_than(document: Any, limit: int) -> bool:
+    """Whether objects and arrays nest more than `limit` levels (read without recursion)."""
+    stack: list[tuple[Any, int]] = [(document, 1)]
+    while stack:
+        node, depth = stack.pop()
+        if depth > limit:
+            return True
+        children = node.values() if isinstance(node, dict) else node
+        stack.extend((child, depth + 1) for child in children if isinstance(child, dict | list))
+    return False
+
+
+def _hex_ids_to_base64(document: Any) -> None:
+    """The OTLP JSON encoding's hex ids as the base64 the protobuf JSON mapping reads."""
+    stack: list[tuple[Any, str]] = [(document, "$")]
+    while stack:
+        node, path = stack.pop()
+        if isinstance(node, dict):
+            for key, value in node.items():
+                if key in _HEX_FIELDS and isinstance(value, str):
+                    try:
+                        node[key] = base64.b64encode(bytes.fromhex(value)).decode("ascii")
+                    except ValueError:
+                        raise ValueError(
+                            f"{path}.{key} is not a hex string: {value[:40]!r}"
+                        ) from None
+                elif isinstance(value, dict | list):
+                    stack.append((value, f"{path}.{key}"))
+        elif isinstance(node, list):
+            stack.extend(
+                (item, f"{path}[{index}]")
+                for index, item in enumerate(node)
+                if isinstance(item, dict | list)
+            )
 
 
 def _decompress(body: bytes, content_encoding: str | None, limit: int, enc: Encoding) -> bytes:
+    """The body, gunzipped when it says gzip: every member of a multi-member stream
+    (RFC 1952), no more than `limit` bytes in all (413 past it, however small the body)."""
     coding = (content_encoding or "identity").strip().lower()
     if coding == "identity":
         if len(body) > limit:
@@ -137,17 +165,23 @@ def _decompress(body: bytes, content_encoding: str | None, limit: int, enc: Enco
         return body
     if coding != "gzip":
         raise OtlpHttpError(415, f"unsupported Content-Encoding {coding}: send gzip or none", enc)
-    inflater = zlib.decompressobj(wbits=31)  # gzip framing
+    out = bytearray()
+    rest = body
     try:
-        data = inflater.decompress(body, limit + 1)
-        if len(data) > limit or inflater.unconsumed_tail:
-            raise OtlpHttpError(413, f"request body over {limit} bytes once decompressed", enc)
-        data += inflater.flush()
+        while True:
+            inflater = zlib.decompressobj(wbits=31)  # gzip framing, one member
+            out += inflater.decompress(rest, limit + 1 - len(out))
+            if not inflater.unconsumed_tail:
+                out += inflater.flush()
+            if len(out) > limit or inflater.unconsumed_tail:
+                raise OtlpHttpError(413, f"request body over {limit} bytes once decompressed", enc)
+            if not inflater.eof:
+                raise OtlpHttpError(400, "invalid gzip body: truncated", enc)
+            rest = inflater.unused_data
+            if not rest:
+                return bytes(out)
     except zlib.error as exc:
         raise OtlpHttpError(400, f"invalid gzip body: {exc}", enc) from None
-    if not inflater.eof:
-        raise OtlpHttpError(400, "invalid gzip body: truncated", enc)
-    return data
 
 
 def encode_response(rejected: int, message: str, encoding: Encoding) -> bytes:

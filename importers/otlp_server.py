@@ -1,7 +1,8 @@
 """The OTLP/HTTP trace receiver: export requests in, canonical events out to a sink.
 
 `Receiver.handle` is the whole protocol without sockets (decode, map, publish, answer);
-`serve` puts it behind `http.server`. The sink is anything with the producer SDK's
+`component` mounts it behind the HTTP door (outcomes.common.door: limits, time limits,
+one-line refusals) and `make_server` serves it. The sink is anything with the producer SDK's
 `publish` and `flush` (the command passes an `OutcomesProducer`).
 
 Delivery: a request is answered 200 only once the broker has acknowledged every event
@@ -13,19 +14,25 @@ failure is always the answering request's own.
 
 from __future__ import annotations
 
+import hmac
 import sys
 import threading
-import traceback
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any, Protocol
 
+from starlette.concurrency import run_in_threadpool
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import Route
+
+from outcomes.common import door
 from outcomes.common.errors import CodecError, ProducerError
-from outcomes.importers.otlp import Rejection, map_span, spans
+from outcomes.importers.otlp import Rejection, SpanView, map_span, spans
 from outcomes.importers.otlp_http import (
     CONTENT_TYPES,
     DEFAULT_MAX_BODY_BYTES,
+    JSON,
     PROTOBUF,
     TRACES_PATH,
     Encoding,
@@ -39,6 +46,8 @@ from outcomes.reducers.limits import Limits
 from outcomes.reducers.validate import parse_event
 
 RETRY_AFTER_SECONDS = 5
+BODY_SECONDS = 30.0
+"""A request body must arrive within this (slower senders get 408)."""
 _MESSAGE_REJECTIONS = 5  # distinct reasons named in a partial_success message
 
 
@@ -100,7 +109,9 @@ class Receiver:
         self._closed = False
 
     def handle(self, body: bytes, content_type: str | None, content_encoding: str | None) -> Answer:
-        """The answer to `POST /v1/traces` with `body`."""
+        """The answer to `POST /v1/traces` with `body`. Decoding and mapping run outside
+        the lock (a slow request does not hold up the ones behind it); publishing holds
+        it, so a delivery failure is the answering request's own."""
         try:
             decoded = decode_request(
                 body, content_type, content_encoding, max_bytes=self.max_body_bytes
@@ -111,6 +122,7 @@ class Receiver:
                 self.counters.refused_requests += 1
             self.log(f"otlp: {exc.status}: {exc.message}")
             return refusal(exc.status, exc.message, exc.encoding)
+        mapped = [] if self._closed else self._map(decoded.request)
         with self._lock:
             self.counters.requests += 1
             if self._closed:
@@ -118,7 +130,7 @@ class Receiver:
                 line = "the receiver is stopping; retry"
                 retry = (("Retry-After", str(RETRY_AFTER_SECONDS)),)
                 return refusal(503, line, decoded.encoding, retry)
-            return self._publish(decoded.request, decoded.encoding)
+            return self._publish(mapped, decoded.encoding)
 
     def close(self) -> None:
         """Stop publishing: wait for the request being published, if any; later ones are
@@ -126,16 +138,23 @@ class Receiver:
         with self._lock:
             self._closed = True
 
-    def _publish(self, request: Any, encoding: Encoding) -> Answer:
+    def _map(self, request: Any) -> list[tuple[SpanView, list[dict[str, Any]] | str]]:
+        """Each span with its events, or the reason it cannot be mapped."""
+        mapped: list[tuple[SpanView, list[dict[str, Any]] | str]] = []
+        for span in spans(request):
+            outcome = map_span(span)
+            if isinstance(outcome, list):
+                outcome = _invalid(outcome, self.limits) or outcome
+            mapped.append((span, outcome))
+        return mapped
+
+    def _publish(
+        self, mapped: list[tuple[SpanView, list[dict[str, Any]] | str]], encoding: Encoding
+    ) -> Answer:
         rejections: list[Rejection] = []
         published = 0
-        total = 0
         try:
-            for span in spans(request):
-                total += 1
-                outcome = map_span(span)
-                if isinstance(outcome, list):
-                    outcome = _invalid(outcome, self.limits) or outcome
+            for span, outcome in mapped:
                 if isinstance(outcome, str):
                     rejections.append(Rejection(span.trace_id, span.span_id, span.name, outcome))
                     continue
@@ -152,7 +171,7 @@ class Receiver:
             line = f"the broker did not take this request's events ({exc}); retry"
             self.log(f"otlp: 503: {line}")
             return refusal(503, line, encoding, (("Retry-After", str(RETRY_AFTER_SECONDS)),))
-        self.counters.spans += total
+        self.counters.spans += len(mapped)
         self.counters.events += published
         self.counters.rejected_spans += len(rejections)
         for rejection in rejections:
@@ -212,85 +231,72 @@ def _stderr(line: str) -> None:
 # -- HTTP ------------------------------------------------------------------------------
 
 
-class _Handler(BaseHTTPRequestHandler):
-    protocol_version = "HTTP/1.1"  # keep-alive, as exporters reuse their connection
-    server: _Server
-
-    def do_POST(self) -> None:
-        if self.path.split("?", 1)[0] != TRACES_PATH:
-            self._drain()
-            self._answer(
-                refusal(404, f"no such endpoint {self.path}: POST {TRACES_PATH}", "protobuf")
-            )
-            return
-        length = self.headers.get("Content-Length")
-        if length is None or not length.strip().isdigit():
-            self.close_connection = True
-            self._answer(refusal(411, "a Content-Length header is required", "protobuf"))
-            return
-        size = int(length)
-        limit = self.server.receiver.max_body_bytes
-        if size > limit:
-            self.close_connection = True
-            self._answer(refusal(413, f"request body over {limit} bytes", "protobuf"))
-            return
-        body = self.rfile.read(size)
-        try:
-            answer = self.server.receiver.handle(
-                body, self.headers.get("Content-Type"), self.headers.get("Content-Encoding")
-            )
-        except Exception as exc:  # a bug: answer it, keep serving, and show the traceback
-            traceback.print_exc(file=sys.stderr)
-            line = f"internal error: {type(exc).__name__}: {exc}".splitlines()[0][:500]
-            answer = refusal(500, line, "protobuf")
-        self._answer(answer)
-
-    def do_GET(self) -> None:
-        self._not_allowed()
-
-    def do_PUT(self) -> None:
-        self._not_allowed()
-
-    def do_DELETE(self) -> None:
-        self._not_allowed()
-
-    def _not_allowed(self) -> None:
-        self._drain()
-        answer = refusal(405, f"only POST {TRACES_PATH} is served", "protobuf")
-        self._answer(Answer(answer.status, answer.content_type, answer.body, (("Allow", "POST"),)))
-
-    def _drain(self) -> None:
-        length = self.headers.get("Content-Length")
-        if length and length.strip().isdigit() and int(length) <= 1 << 20:
-            self.rfile.read(int(length))
-        else:
-            self.close_connection = True
-
-    def _answer(self, answer: Answer) -> None:
-        self.send_response(answer.status)
-        self.send_header("Content-Type", answer.content_type)
-        self.send_header("Content-Length", str(len(answer.body)))
-        for name, value in answer.headers:
-            self.send_header(name, value)
-        self.end_headers()
-        self.wfile.write(answer.body)
-
-    def log_message(self, format: str, *args: Any) -> None:
-        """Quiet: the receiver logs what matters (refusals, rejections) itself."""
+def _encoding_for(request: Request) -> Encoding:
+    media = request.headers.get("content-type", "").split(";", 1)[0].strip().lower()
+    return "json" if media == JSON else "protobuf"
 
 
-class _Server(ThreadingHTTPServer):
-    daemon_threads = True
-
-    def __init__(self, address: tuple[str, int], receiver: Receiver) -> None:
-        super().__init__(address, _Handler)
-        self.receiver = receiver
-
-
-def make_server(receiver: Receiver, host: str = "127.0.0.1", port: int = 4318) -> _Server:
-    """An HTTP server for `receiver`, bound (port 0: any free port); call
-    `serve_forever()`, and `shutdown()` from another thread to stop it."""
-    return _Server((host, port), receiver)
+def _refuse(request: Request, refused: door.Refusal) -> Response:
+    """A refusal as OTLP/HTTP says: a google.rpc.Status in the request's encoding
+    (protobuf unless it sent JSON), with the status and its headers."""
+    encoding = _encoding_for(request)
+    answer = refusal(refused.status, refused.message, encoding, tuple(refused.headers.items()))
+    return _response(answer)
 
 
-__all__ = ["PROTOBUF", "Answer", "EventSink", "Receiver", "make_server"]
+def _response(answer: Answer) -> Response:
+    headers = {"Content-Type": answer.content_type, **dict(answer.headers)}
+    return Response(answer.body, answer.status, headers)
+
+
+def component(
+    receiver: Receiver, *, token: str | None = None, body_seconds: float = BODY_SECONDS
+) -> door.Component:
+    """`POST /v1/traces` behind the HTTP door. With `token`, a request must carry
+    `Authorization: Bearer <token>` (401 before its body is read)."""
+    limits = door.Limits(max_body_bytes=receiver.max_body_bytes, body_seconds=body_seconds)
+    expected = f"Bearer {token}".encode() if token else None
+
+    async def traces(request: Request) -> Response:
+        if expected is not None and not hmac.compare_digest(
+            request.headers.get("authorization", "").encode(), expected
+        ):
+            raise door.Refusal(
+                401, "a bearer token is required (Authorization: Bearer <token>)",
+                {"WWW-Authenticate": "Bearer"},
+            )  # fmt: skip
+        body = await door.read_body(request, limits)
+        answer = await run_in_threadpool(
+            receiver.handle,
+            body,
+            request.headers.get("content-type"),
+            request.headers.get("content-encoding"),
+        )
+        return _response(answer)
+
+    async def not_allowed(request: Request) -> Response:
+        raise door.Refusal(405, f"only POST {TRACES_PATH} is served", {"Allow": "POST"})
+
+    routes = [
+        Route(TRACES_PATH, traces, methods=["POST"]),
+        Route(TRACES_PATH, not_allowed, methods=["GET", "HEAD", "PUT", "DELETE", "PATCH"]),
+    ]
+    return door.Component(routes, refuse=_refuse, name="otlp")
+
+
+def make_server(
+    receiver: Receiver,
+    host: str = "127.0.0.1",
+    port: int = 4318,
+    *,
+    token: str | None = None,
+    header_seconds: float = door.HEADER_SECONDS,
+    body_seconds: float = BODY_SECONDS,
+) -> door.DoorServer:
+    """The receiver behind the HTTP door, not yet bound (port 0: any free port); call
+    `start()` to bind and serve on a thread, `stop()` to end."""
+    asgi = door.app(component(receiver, token=token, body_seconds=body_seconds))
+    return door.DoorServer(asgi, host, port, name="otlp", header_seconds=header_seconds)
+
+
+__all__ = ["PROTOBUF", "Answer", "EventSink", "Receiver", "component", "make_server"]

@@ -38,7 +38,6 @@ What is served:
 
 from __future__ import annotations
 
-import base64
 import hmac
 import json
 import logging
@@ -52,10 +51,14 @@ from concurrent.futures import Future
 from concurrent.futures import TimeoutError as FutureTimeout
 from email.parser import BytesParser
 from email.policy import HTTP
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
-from urllib.parse import parse_qs, urlsplit
 
+from starlette.concurrency import run_in_threadpool
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import Route
+
+from outcomes.common import door
 from outcomes.sinks import guard, query
 
 # Where a sink's endpoint is advertised and how a client finds it: a module of its own,
@@ -90,6 +93,9 @@ QUERY_SECONDS = 10
 """A query's time limit: the longest a write waits behind one."""
 MAX_RESULT_BYTES = 128 * 1024 * 1024
 MAX_REQUEST_BYTES = 1024 * 1024
+"""A request body's limit (a statement, its form fields): larger is 413 before reading."""
+BODY_SECONDS = 10.0
+"""A request body must arrive within this (slower senders get 408)."""
 
 # Output formats: whatever writes only to the response (no schema files, no templates).
 FORMATS = {
@@ -180,12 +186,11 @@ class LiveEndpointError(SinkError):
     """
 
 
-class _Refusal(Exception):
+class _Refusal(door.Refusal):
+    """A statement or request refused with ClickHouse's error code."""
+
     def __init__(self, status: int, code: int, message: str) -> None:
-        super().__init__(message)
-        self.status = status
-        self.code = code
-        self.message = message
+        super().__init__(status, message, code=code)
 
 
 class LiveServer:
@@ -216,16 +221,15 @@ class LiveServer:
         self._port = port
         self._one_query = threading.Lock()  # one query at a time: a write waits for one only
         self._conn: Any = None
-        self._server: ThreadingHTTPServer | None = None
-        self._thread: threading.Thread | None = None
+        self._server: door.DoorServer | None = None
+        self.limits = door.Limits(max_body_bytes=MAX_REQUEST_BYTES, body_seconds=BODY_SECONDS)
         self.timezone = "UTC"
         self.version = ""
 
     @property
     def address(self) -> tuple[str, int]:
         assert self._server is not None
-        host, port = self._server.server_address[:2]
-        return str(host), int(port)
+        return self._server.address
 
     def start(self) -> LiveServer:
         import chdb  # lazy: only a sink on chDB serves queries
@@ -236,20 +240,16 @@ class LiveServer:
         self._conn.query(f"USE `{self.database}`", "TabSeparated")
         row = self._conn.query("SELECT version(), timezone()", "TabSeparated").bytes()
         self.version, self.timezone = row.decode().strip().split("\t")
+        server = door.DoorServer(
+            door.app(_component(self)), LOOPBACK, self._port, name="live-query"
+        )
         try:
-            server = ThreadingHTTPServer((LOOPBACK, self._port), _handler(self))
+            self._server = server.start()
         except OSError as exc:
             self._conn.close()
             raise LiveEndpointError(
                 f"cannot listen on {LOOPBACK}:{self._port}: {exc.strerror or exc}"
             ) from exc
-        server.daemon_threads = True
-        self._server = server
-        self._thread = threading.Thread(
-            target=server.serve_forever, name="live-query", kwargs={"poll_interval": 0.2}
-        )
-        self._thread.daemon = True
-        self._thread.start()
         self._advertise()
         host, port = self.address
         log.info("serving read-only queries on http://%s:%d (user %s)", host, port, ANALYST_USER)
@@ -266,10 +266,7 @@ class LiveServer:
                 path.unlink()
         except (OSError, ValueError):
             pass
-        server.shutdown()
-        server.server_close()
-        if self._thread is not None:
-            self._thread.join(timeout=5)
+        server.stop()
         with self._one_query:
             self._conn.close()
             self._conn = None
@@ -476,129 +473,121 @@ def _summary(result: Any) -> dict[str, str]:
         return {}
 
 
-def _handler(live: LiveServer) -> type[BaseHTTPRequestHandler]:
-    class Handler(BaseHTTPRequestHandler):
-        protocol_version = "HTTP/1.1"
-        server_version = "outcomes-live"
+# -- the HTTP door ---------------------------------------------------------------------
 
-        def log_message(self, format: str, *args: Any) -> None:
-            log.debug("live query: " + format, *args)
 
-        def do_GET(self) -> None:
-            self._serve()
+_BINARY_FORMATS = frozenset({"Native", "Parquet", "Arrow", "ArrowStream"})
+_TEXT = "text/plain; charset=UTF-8"
 
-        def do_POST(self) -> None:
-            self._serve()
 
-        def _serve(self) -> None:
-            url = urlsplit(self.path)
-            length = int(self.headers.get("Content-Length") or 0)
-            if length > MAX_REQUEST_BYTES:
-                self.close_connection = True
-                self._error(413, 0, f"request body over {MAX_REQUEST_BYTES} bytes")
-                return
-            body = self.rfile.read(length) if length else b""
-            if url.path.rstrip("/") == "/ping" or (url.path == "/" and not url.query and not body):
-                self._send(200, b"Ok.\n", {"Content-Type": "text/plain; charset=UTF-8"})
-                return
-            if url.path != "/":
-                self._error(404, 0, f"no handler for {url.path}")
-                return
-            params = {k: v[-1] for k, v in parse_qs(url.query, keep_blank_values=True).items()}
-            query_id = params.get("query_id") or str(uuid.uuid4())
-            try:
-                sql = self._query(params, body)
-                if not live.authorized(*self._credential(params)):
-                    raise _Refusal(
-                        403,
-                        AUTH_CODE,
-                        f"{ANALYST_USER}: Authentication failed: password is "
-                        "incorrect, or there is no user with such name",
-                    )
-                final = live.final(params)
-                binds = {k[6:]: v for k, v in params.items() if k.startswith("param_")}
-                data, fmt, summary = live.answer(sql, params.get("default_format"), final, binds)
-            except _Refusal as exc:
-                self._error(exc.status, exc.code, exc.message, query_id)
-                return
-            except Exception as exc:  # one bad request must not take the endpoint down
-                log.exception("live query failed")
-                self._error(500, 0, f"internal error: {exc}", query_id)  # a bug of ours
-                return
-            self._send(
-                200,
-                data,
-                {
-                    "Content-Type": "application/octet-stream"
-                    if fmt in ("Native", "Parquet", "Arrow", "ArrowStream") or "RowBinary" in fmt
-                    else "text/plain; charset=UTF-8",
-                    "X-ClickHouse-Format": fmt,
-                    "X-ClickHouse-Timezone": live.timezone,
-                    "X-ClickHouse-Query-Id": query_id,
-                    "X-ClickHouse-Summary": json.dumps(summary),
-                },
+def _refuse(request: Request, refusal: door.Refusal) -> Response:
+    """A refusal as ClickHouse's HTTP interface gives one (clickhouse-connect and
+    `outcomes query` show its text): `Code: N. DB::Exception: ...` on one line, with
+    `X-ClickHouse-Exception-Code`."""
+    message = refusal.message
+    if not message.startswith("Code: "):
+        message = f"Code: {refusal.code}. DB::Exception: {message}"
+    headers = {**refusal.headers, "X-ClickHouse-Exception-Code": str(refusal.code)}
+    return Response((message + "\n").encode(), refusal.status, headers, media_type=_TEXT)
+
+
+def _component(live: LiveServer) -> door.Component:
+    """The endpoint's routes: `/ping` and `/` (GET or POST)."""
+
+    async def ping(request: Request) -> Response:
+        return Response(b"Ok.\n", media_type=_TEXT)
+
+    async def root(request: Request) -> Response:
+        params = dict(request.query_params)
+        query_id = params.get("query_id") or str(uuid.uuid4())
+        if not door.is_token(query_id):
+            # Echoed in a response header: an id with CR LF would add headers.
+            raise door.Refusal(
+                400, "query_id must be 1-128 letters, digits or ._:~+/=-", code=READONLY_CODE
             )
-
-        def _query(self, params: dict[str, str], body: bytes) -> str:
-            ctype = self.headers.get("Content-Type", "")
-            if ctype.startswith("multipart/form-data"):
-                message = BytesParser(policy=HTTP).parsebytes(
-                    f"Content-Type: {ctype}\r\n\r\n".encode() + body
-                )
-                for part in message.iter_parts():
-                    name = part.get_param("name", header="content-disposition")
-                    if isinstance(name, str):
-                        value = part.get_payload(decode=True)
-                        if isinstance(value, bytes):
-                            params[name] = value.decode("utf-8", errors="replace")
-                body = b""
-            if self.headers.get("Content-Encoding", "identity") != "identity":
-                raise _Refusal(400, 0, "compressed request bodies are not served")
-            try:
-                text = body.decode()
-            except UnicodeDecodeError:
-                raise _Refusal(400, 0, "the query is not UTF-8") from None
-            query = params.get("query", "")
-            sql = f"{query}\n{text}" if query and text else query or text
-            if not sql.strip():
-                raise _Refusal(400, 0, "empty query")
-            return sql
-
-        def _credential(self, params: Mapping[str, str]) -> tuple[str | None, str | None]:
-            user = self.headers.get("X-ClickHouse-User")
-            key = self.headers.get("X-ClickHouse-Key")
-            auth = self.headers.get("Authorization", "")
-            if user is None and auth.lower().startswith("basic "):
-                try:
-                    user, _, key = base64.b64decode(auth[6:]).decode().partition(":")
-                except (ValueError, UnicodeDecodeError):
-                    return None, None
-            if user is None:
-                user, key = params.get("user"), params.get("password")
-            return user, key
-
-        def _error(self, status: int, code: int, message: str, query_id: str = "") -> None:
-            message = " ".join(message.split())  # one line, whatever the engine said
-            text = (
-                message
-                if message.startswith("Code: ")
-                else f"Code: {code}. DB::Exception: {message}"
+        echo = {"X-ClickHouse-Query-Id": query_id}
+        if not request.url.query and not _has_body(request):
+            return Response(b"Ok.\n", media_type=_TEXT)  # ClickHouse's answer to a bare GET
+        if not live.authorized(*_credential(request, params)):
+            raise door.Refusal(
+                403,
+                f"{ANALYST_USER}: Authentication failed: password is incorrect, or there "
+                "is no user with such name",
+                echo,
+                code=AUTH_CODE,
             )
-            headers = {
-                "Content-Type": "text/plain; charset=UTF-8",
-                "X-ClickHouse-Exception-Code": str(code),
-            }
-            if query_id:
-                headers["X-ClickHouse-Query-Id"] = query_id
-            self._send(status, (text + "\n").encode(), headers)
+        try:  # only now, with the credential checked, is the body read
+            body = await door.read_body(request, live.limits)
+            sql = _query(request, params, body)
+            final = live.final(params)
+            binds = {k[6:]: v for k, v in params.items() if k.startswith("param_")}
+            data, fmt, summary = await run_in_threadpool(
+                live.answer, sql, params.get("default_format"), final, binds
+            )
+        except door.Refusal as exc:
+            raise door.Refusal(
+                exc.status, exc.message, {**echo, **exc.headers}, code=exc.code
+            ) from None
+        except _Refusal as exc:
+            raise door.Refusal(exc.status, exc.message, echo, code=exc.code) from None
+        binary = fmt in _BINARY_FORMATS or "RowBinary" in fmt
+        headers = {
+            **echo,
+            "X-ClickHouse-Format": fmt,
+            "X-ClickHouse-Timezone": live.timezone,
+            "X-ClickHouse-Summary": json.dumps(summary),
+        }
+        return Response(
+            data, headers=headers, media_type="application/octet-stream" if binary else _TEXT
+        )
 
-        def _send(self, status: int, data: bytes, headers: Mapping[str, str]) -> None:
-            self.send_response(status)
-            for name, value in headers.items():
-                self.send_header(name, value)
-            self.send_header("Content-Length", str(len(data)))
-            self.end_headers()
-            if self.command != "HEAD":
-                self.wfile.write(data)
+    methods = ["GET", "POST"]
+    routes = [
+        Route("/ping", ping, methods=methods),
+        Route("/ping/", ping, methods=methods),
+        Route("/", root, methods=methods),
+    ]
+    return door.Component(routes, refuse=_refuse, name="live-query")
 
-    return Handler
+
+def _has_body(request: Request) -> bool:
+    length = request.headers.get("content-length", "0").strip()
+    return length not in ("", "0") or "transfer-encoding" in request.headers
+
+
+def _query(request: Request, params: dict[str, str], body: bytes) -> str:
+    ctype = request.headers.get("content-type", "")
+    if ctype.startswith("multipart/form-data"):
+        message = BytesParser(policy=HTTP).parsebytes(
+            f"Content-Type: {ctype}\r\n\r\n".encode() + body
+        )
+        for part in message.iter_parts():
+            name = part.get_param("name", header="content-disposition")
+            if isinstance(name, str):
+                value = part.get_payload(decode=True)
+                if isinstance(value, bytes):
+                    params[name] = value.decode("utf-8", errors="replace")
+        body = b""
+    if request.headers.get("content-encoding", "identity") != "identity":
+        raise _Refusal(400, 0, "compressed request bodies are not served")
+    try:
+        text = body.decode()
+    except UnicodeDecodeError:
+        raise _Refusal(400, 0, "the query is not UTF-8") from None
+    query = params.get("query", "")
+    sql = f"{query}\n{text}" if query and text else query or text
+    if not sql.strip():
+        raise _Refusal(400, 0, "empty query")
+    return sql
+
+
+def _credential(request: Request, params: Mapping[str, str]) -> tuple[str | None, str | None]:
+    """The credential of `X-ClickHouse-User`/`-Key`, basic auth or `user`/`password`."""
+    user = request.headers.get("x-clickhouse-user")
+    if user is not None:
+        return user, request.headers.get("x-clickhouse-key")
+    authorization = request.headers.get("authorization", "")
+    if authorization[:6].lower() == "basic ":
+        basic = door.basic_credential(authorization)
+        return basic if basic is not None else (None, None)
+    return params.get("user"), params.get("password")

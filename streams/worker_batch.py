@@ -26,11 +26,9 @@ from __future__ import annotations
 import json
 import logging
 import signal
-import threading
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from types import FrameType
 from typing import Any
 
@@ -40,8 +38,13 @@ from prometheus_client.exposition import CONTENT_TYPE_PLAIN_0_0_4, generate_late
 from prometheus_client.metrics_core import CounterMetricFamily, GaugeMetricFamily, Metric
 from prometheus_client.registry import Collector
 from rocksdict import WriteBatch
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import Route
 
+from outcomes.common import door
 from outcomes.common.codec import Codec
+from outcomes.common.door import Component, DoorServer
 from outcomes.common.runtime import consume_ready, freeze_survivors
 from outcomes.common.settings import Settings
 from outcomes.reducers.catalog import INPUT_TOPICS, OUTPUT_TOPICS, run_log_topic
@@ -623,32 +626,30 @@ def metrics_registry(worker: BatchWorker) -> CollectorRegistry:
     return registry
 
 
-def serve_web(worker: BatchWorker, port: int) -> ThreadingHTTPServer:
-    """`/outcomes/stats` (JSON) and `/metrics` (Prometheus text format 0.0.4) on
-    127.0.0.1, in a thread."""
+def web_component(worker: BatchWorker) -> Component:
+    """`GET /outcomes/stats` (JSON) and `GET /metrics` (Prometheus text format 0.0.4),
+    mounted behind the HTTP door; anything else is a one-line JSON refusal."""
     registry = metrics_registry(worker)
 
-    class Handler(BaseHTTPRequestHandler):
-        def do_GET(self) -> None:
-            if self.path == "/outcomes/stats":
-                body, kind = json.dumps(worker.stats()).encode(), "application/json"
-            elif self.path == "/metrics":
-                body, kind = generate_latest(registry), CONTENT_TYPE_PLAIN_0_0_4
-            else:
-                self.send_error(404)
-                return
-            self.send_response(200)
-            self.send_header("Content-Type", kind)
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            self.wfile.write(body)
+    def stats(request: Request) -> Response:
+        return Response(json.dumps(worker.stats()), media_type="application/json")
 
-        def log_message(self, format: str, *args: Any) -> None:
-            log.debug("web: " + format, *args)
+    def metrics(request: Request) -> Response:
+        return Response(
+            generate_latest(registry), headers={"Content-Type": CONTENT_TYPE_PLAIN_0_0_4}
+        )
 
-    server = ThreadingHTTPServer(("127.0.0.1", port), Handler)
-    threading.Thread(target=server.serve_forever, name="web", daemon=True).start()
-    return server
+    routes = [
+        Route("/outcomes/stats", stats, methods=["GET"]),
+        Route("/metrics", metrics, methods=["GET"]),
+    ]
+    return Component(routes, name="worker-web")
+
+
+def serve_web(worker: BatchWorker, port: int) -> DoorServer:
+    """The worker's web endpoint (`web_component`) on 127.0.0.1, on a thread; call
+    `stop()` on the answer to end it."""
+    return DoorServer(door.app(web_component(worker)), "127.0.0.1", port, name="web").start()
 
 
 def run_batch_worker(settings: Settings, options: WorkerOptions, loglevel: str = "info") -> int:
@@ -671,4 +672,4 @@ def run_batch_worker(settings: Settings, options: WorkerOptions, loglevel: str =
         return worker.run()
     finally:
         if server is not None:
-            server.shutdown()
+            server.stop()

@@ -44,15 +44,27 @@ THIRD_PARTY: dict[str, frozenset[str]] = {
     "reducers": frozenset({"orjson"}),
     "reducers.claims": frozenset({"orjson", "markdown_it"}),
     "schemas": frozenset(),
-    "common": frozenset({"confluent_kafka", "fastavro", "orjson"}),
+    # starlette, uvicorn and h11: the HTTP door (common/door.py), which streams/, sinks/
+    # and importers/ mount their routes behind.
+    "common": frozenset({"confluent_kafka", "fastavro", "orjson", "starlette", "uvicorn", "h11"}),
     "streams": frozenset(
-        {"confluent_kafka", "orjson", "prometheus_client", "rocksdict", "faust", "aiokafka"}
+        {
+            "confluent_kafka",
+            "orjson",
+            "prometheus_client",
+            "rocksdict",
+            "faust",
+            "aiokafka",
+            "starlette",
+        }
     ),
     "streams.sdk": frozenset({"confluent_kafka", "orjson"}),
-    "sinks": frozenset({"clickhouse_connect", "chdb", "confluent_kafka", "orjson", "rich"}),
+    "sinks": frozenset(
+        {"clickhouse_connect", "chdb", "confluent_kafka", "orjson", "rich", "starlette"}
+    ),
     "reports": frozenset({"orjson"}),
     # opentelemetry-proto and protobuf (`google.protobuf`): the OTLP receiver.
-    "importers": frozenset({"orjson", "opentelemetry", "google"}),
+    "importers": frozenset({"orjson", "opentelemetry", "google", "starlette"}),
     "devtools": frozenset({"confluent_kafka", "orjson", "rich"}),
     "cli": frozenset({"click", "rich", "orjson"}),
     "bench": frozenset({"matplotlib", "fastavro", "orjson", "confluent_kafka", "faust"}),

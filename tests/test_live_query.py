@@ -10,7 +10,9 @@ endpoint: rows, or one error line and never chDB's raw `Code: 76` line), and a r
 from __future__ import annotations
 
 import base64
+import contextlib
 import os
+import socket
 import stat
 import subprocess
 import sys
@@ -21,6 +23,7 @@ import urllib.parse
 import urllib.request
 import uuid
 from collections.abc import Callable, Iterator
+from email.message import Message
 from pathlib import Path
 
 import clickhouse_connect
@@ -28,12 +31,14 @@ import pytest
 from clickhouse_connect.driver.exceptions import DatabaseError
 from confluent_kafka import Producer
 
+from outcomes.common import door
 from outcomes.common.codec import Codec
 from outcomes.common.settings import Settings
 from outcomes.devtools import samples
 from outcomes.reducers.records import OutputRecord
 from outcomes.sinks import clickhouse, live
 from tests.chdb_support import sample_database
+from tests.http_support import chunked, exchange, read_reply, request_bytes
 
 pytestmark = pytest.mark.clickhouse
 ROOT = Path(__file__).resolve().parent.parent
@@ -58,8 +63,9 @@ def request(
     params: dict[str, str] | None = None,
     auth: tuple[str, str] | None = None,
     path: str = "/",
-) -> tuple[int, dict[str, str], bytes]:
-    """One raw HTTP request (status, headers, body); auth as basic auth."""
+) -> tuple[int, Message, bytes]:
+    """One raw HTTP request (status, headers as HTTP reads them: names in any case, body);
+    auth as basic auth."""
     host, port = server.address
     query = urllib.parse.urlencode(params or {})
     url = f"http://{host}:{port}{path}" + (f"?{query}" if query else "")
@@ -69,9 +75,9 @@ def request(
         req.add_header("Authorization", f"Basic {token}")
     try:
         with urllib.request.urlopen(req, timeout=30) as resp:
-            return resp.status, dict(resp.headers), resp.read()
+            return resp.status, resp.headers, resp.read()
     except urllib.error.HTTPError as err:
-        return err.code, dict(err.headers), err.read()
+        return err.code, err.headers, err.read()
 
 
 def analyst(server: live.LiveServer) -> tuple[str, str]:
@@ -288,8 +294,6 @@ def test_a_failed_or_cut_short_query_never_reaches_the_next_request(
 
 
 def test_a_client_that_hangs_up_leaves_nothing_for_the_next(served: live.LiveServer) -> None:
-    import socket
-
     host, port = served.address
     token = base64.b64encode(f"{live.ANALYST_USER}:{served.password}".encode()).decode()
     sql = b"SELECT repeat('x', 1000) FROM (SELECT arrayJoin(range(50000)))"
@@ -503,3 +507,116 @@ def test_queries_answer_while_a_sink_writes_under_load(
     conn = clickhouse.connect(dsn)
     assert conn.rows(f"SELECT count() FROM {conn.table('current_accounts')}")[0][0] == 6000
     clickhouse.close_all()
+
+
+# -- the HTTP door: what a hostile or unlucky client sends ------------------------------
+
+
+def _basic(server: live.LiveServer) -> tuple[str, str]:
+    token = base64.b64encode(f"{live.ANALYST_USER}:{server.password}".encode()).decode()
+    return ("Authorization", f"Basic {token}")
+
+
+def test_no_credential_no_body_read(served: live.LiveServer) -> None:
+    """Credentials come before the body: a request without them is refused at once and
+    the connection closed, though it announced half a megabyte it never sends (the old
+    server waited for it), or a gigabyte."""
+    for length in ("500000", "1073741824"):
+        head = request_bytes("POST", "/", [("Content-Length", length)])
+        reply = exchange(served.address, head, timeout=5)
+        assert reply.status == 403 and reply.closed
+        assert reply.headers["X-ClickHouse-Exception-Code"] == "516"
+        assert reply.body.count(b"\n") == 1
+
+
+def test_an_unauthenticated_stream_is_not_read(served: live.LiveServer) -> None:
+    """A sender streaming a body without credentials is answered 403 and cut off: the
+    server stops reading long before 64 MiB have gone (the old one read 400 MiB into
+    the sink's memory)."""
+    head = request_bytes("POST", "/", [("Transfer-Encoding", "chunked")])
+    sent = 0
+    with socket.create_connection(served.address, timeout=10) as sock:
+        sock.sendall(head)
+        chunk = b"%x\r\n%s\r\n" % (1 << 20, b"x" * (1 << 20))
+        with contextlib.suppress(BrokenPipeError, ConnectionResetError):
+            while sent < 64 << 20:
+                sock.sendall(chunk)
+                sent += len(chunk)
+        reply = read_reply(sock, 10)
+    assert reply.status == 403 and reply.closed
+    assert sent < 64 << 20
+
+
+@pytest.mark.parametrize("length", ["-1", "abc", "1e3", "12, 13"])
+def test_a_malformed_content_length_is_400_in_one_line(
+    served: live.LiveServer, length: str
+) -> None:
+    head = request_bytes("POST", "/", [_basic(served), ("Content-Length", length)])
+    reply = exchange(served.address, head, b"SELECT 1", timeout=5)
+    assert reply.status == 400 and reply.closed
+    assert reply.body.count(b"\n") == 1 and b"Traceback" not in reply.body
+    status, _, body = request(served, "SELECT 46", auth=analyst(served))
+    assert (status, body) == (200, b"46\n")  # and it keeps serving
+
+
+def test_a_chunked_statement_is_read_as_its_chunks(served: live.LiveServer) -> None:
+    """`Transfer-Encoding: chunked` is the body (the old server ignored it, answered
+    `Ok.` and read the chunk as the next request)."""
+    head = request_bytes("POST", "/", [_basic(served), ("Transfer-Encoding", "chunked")])
+    reply = exchange(served.address, head + chunked(b"SELECT ", b"46"))
+    assert (reply.status, reply.body) == (200, b"46\n")
+
+
+def test_a_body_over_the_limit_is_413_however_it_is_framed(served: live.LiveServer) -> None:
+    over = live.MAX_REQUEST_BYTES + 1
+    head = request_bytes("POST", "/", [_basic(served), ("Content-Length", str(over))])
+    reply = exchange(served.address, head, timeout=5)  # at once, nothing read
+    assert reply.status == 413 and reply.closed
+    head = request_bytes("POST", "/", [_basic(served), ("Transfer-Encoding", "chunked")])
+    piece = b"-- " + b"x" * (64 * 1024) + b"\n"
+    body = chunked(*[piece] * (over // len(piece) + 2))
+    reply = exchange(served.address, head + body)
+    assert reply.status == 413
+    assert b"request body over" in reply.body
+
+
+def test_a_slow_body_is_cut(served: live.LiveServer) -> None:
+    served.limits = door.Limits(live.MAX_REQUEST_BYTES, body_seconds=1.0)
+    head = request_bytes("POST", "/", [_basic(served), ("Content-Length", "100")])
+    started = time.monotonic()
+    reply = exchange(served.address, head + b"SELECT ", timeout=15)
+    assert reply.status == 408 and reply.closed
+    assert time.monotonic() - started < 10
+
+
+@pytest.mark.parametrize(
+    "query_id",
+    ["x\r\nSet-Cookie: a=b", "x\nSet-Cookie: a=b", "x\rSet-Cookie: a=b", "a b", "x" * 200],
+)
+def test_a_query_id_never_adds_a_header(served: live.LiveServer, query_id: str) -> None:
+    """The id is echoed in `X-ClickHouse-Query-Id` only when it is a plain token; one with
+    CR or LF (which added `Set-Cookie` to a 403) is refused, with or without a
+    credential, and echoed nowhere."""
+    target = "/?" + urllib.parse.urlencode({"query": "SELECT 1", "query_id": query_id})
+    for headers in ([], [_basic(served)]):
+        reply = exchange(served.address, request_bytes("GET", target, headers))
+        assert reply.status == 400
+        assert "set-cookie" not in reply.header_names()
+        assert "x-clickhouse-query-id" not in reply.header_names()
+        assert b"query_id" in reply.body and b"Set-Cookie" not in reply.body
+    fine = "/?" + urllib.parse.urlencode({"query": "SELECT 1", "query_id": "q-1.2_3"})
+    reply = exchange(served.address, request_bytes("GET", fine, [_basic(served)]))
+    assert reply.status == 200 and reply.headers["X-ClickHouse-Query-Id"] == "q-1.2_3"
+
+
+def test_a_bug_is_a_one_line_500_and_the_traceback_is_logged(
+    served: live.LiveServer, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    def broken(*args: object) -> None:
+        raise RuntimeError("a bug of ours")
+
+    monkeypatch.setattr(served, "answer", broken)
+    status, _, body = request(served, "SELECT 1", auth=analyst(served))
+    assert status == 500
+    assert body == b"Code: 0. DB::Exception: internal error: RuntimeError\n"
+    assert any("a bug of ours" in str(r.exc_info) for r in caplog.records)

@@ -9,6 +9,7 @@ import contextlib
 import gzip
 import json
 import threading
+import time
 import urllib.error
 import urllib.request
 from collections.abc import Iterator, Mapping
@@ -30,6 +31,7 @@ from opentelemetry.trace import Status as SpanStatus
 from opentelemetry.trace import StatusCode
 
 from outcomes.common.errors import DeliveryError, FailedDelivery
+from outcomes.importers import otlp_server
 from outcomes.importers.commands import read_command, tool_effect
 from outcomes.importers.otlp import map_request
 from outcomes.importers.otlp_http import parse_json
@@ -37,6 +39,7 @@ from outcomes.importers.otlp_server import Answer, Receiver, make_server
 from outcomes.reducers.validate import parse_event
 from outcomes.streams.sdk.producer import OutcomesProducer
 from tests.cli_support import outcomes
+from tests.http_support import NoAnswer, chunked, exchange, request_bytes
 from tests.test_otlp_support import Recorder, messages, otlp_json
 
 PYTEST_OK = "....\n4 passed in 0.12s\n"
@@ -563,15 +566,8 @@ def test_a_span_whose_event_is_too_large_is_rejected_whole() -> None:
 @pytest.fixture
 def served() -> Iterator[tuple[str, Sink]]:
     sink = Sink()
-    server = make_server(Receiver(sink, log=lambda line: None), "127.0.0.1", 0)
-    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05})
-    thread.start()
-    try:
-        yield f"http://127.0.0.1:{server.server_address[1]}", sink
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join(10)
+    with make_server(Receiver(sink, log=lambda line: None), "127.0.0.1", 0) as server:
+        yield f"http://127.0.0.1:{server.address[1]}", sink
 
 
 @pytest.mark.parametrize("compression", [Compression.NoCompression, Compression.Gzip])
@@ -610,28 +606,25 @@ def test_json_over_http_and_wrong_requests(served: tuple[str, Sink]) -> None:
 
 
 def test_a_bug_while_handling_is_a_500_and_the_server_keeps_serving(
-    capsys: pytest.CaptureFixture[str],
+    caplog: pytest.LogCaptureFixture,
 ) -> None:
     class Broken(Sink):
         def publish(self, event: Mapping[str, Any]) -> str:
             raise RuntimeError("sink bug")
 
-    server = make_server(Receiver(Broken(), log=lambda line: None), "127.0.0.1", 0)
-    thread = threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05})
-    thread.start()
-    url = f"http://127.0.0.1:{server.server_address[1]}/v1/traces"
     body = one_run().request().SerializeToString()
-    try:
+    with make_server(Receiver(Broken(), log=lambda line: None), "127.0.0.1", 0) as server:
+        url = f"http://127.0.0.1:{server.address[1]}/v1/traces"
         for _ in range(2):
             post = urllib.request.Request(url, body, {"Content-Type": "application/x-protobuf"})
             with pytest.raises(urllib.error.HTTPError) as failed:
                 urllib.request.urlopen(post, timeout=10)
             assert failed.value.code == 500
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join(10)
-    assert "RuntimeError: sink bug" in capsys.readouterr().err  # the traceback is shown
+            status = Status.FromString(failed.value.read())
+            # One line for the client, never the traceback: that goes to the log.
+            assert status.message == "internal error: RuntimeError"
+    logged = "\n".join(r.getMessage() + str(r.exc_info) for r in caplog.records)
+    assert "sink bug" in logged
 
 
 def test_concurrent_exports_are_each_answered_and_published_whole(
@@ -666,3 +659,204 @@ def test_a_closed_receiver_answers_503() -> None:
         one_run().request().SerializeToString(), "application/x-protobuf", None
     )
     assert answer.status == 503 and "stopping" in refusal_line(answer)
+
+
+# -- the HTTP door: bodies, limits, time, and one request never waiting on another -------
+
+
+def _serve(sink: Sink, **kwargs: Any) -> Any:
+    return make_server(Receiver(sink, log=lambda line: None), "127.0.0.1", 0, **kwargs)
+
+
+def _post(
+    url: str, body: bytes, content_type: str = "application/x-protobuf", timeout: float = 30
+) -> tuple[int, bytes]:
+    post = urllib.request.Request(url, body, {"Content-Type": content_type}, method="POST")
+    try:
+        with urllib.request.urlopen(post, timeout=timeout) as answer:
+            return answer.status, answer.read()
+    except urllib.error.HTTPError as refused:
+        return refused.code, refused.read()
+
+
+def test_a_request_being_mapped_does_not_hold_up_the_next(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Spans are mapped outside the receiver's lock: while one request's mapping is
+    stuck (a huge command, a slow span), a request sent behind it is answered (the old
+    receiver mapped under its lock, and a 2 MiB command held every exporter 154 s)."""
+    slow, quick = one_run(), one_run()
+    slow_traces = {f"{span.context.trace_id:032x}" for span in slow.finished()}
+    entered, release = threading.Event(), threading.Event()
+    real_map_span = otlp_server.map_span
+
+    def map_span(span: Any) -> Any:
+        if span.trace_id in slow_traces:
+            entered.set()
+            release.wait(30)
+        return real_map_span(span)
+
+    monkeypatch.setattr(otlp_server, "map_span", map_span)
+    sink = Sink()
+    answers: list[int] = []
+    with _serve(sink) as server:
+        url = f"http://127.0.0.1:{server.address[1]}/v1/traces"
+        first = threading.Thread(
+            target=lambda: answers.append(_post(url, slow.request().SerializeToString())[0])
+        )
+        first.start()
+        try:
+            assert entered.wait(10), "the slow request was never mapped"
+            status, _ = _post(url, quick.request().SerializeToString(), timeout=10)
+            assert status == 200
+            assert not answers  # the first is still being mapped
+            assert {e["event_id"] for e in sink.events} == {
+                e["event_id"] for e in events_of(quick.request())
+            }
+        finally:
+            release.set()
+            first.join(30)
+    assert answers == [200]
+
+
+def test_a_two_mebibyte_command_does_not_hold_up_the_next_request() -> None:
+    big = Recorder()
+    with big.agent("Echo a lot", "Done."):
+        big.tool("bash", {"command": "echo '" + "x" * (2 << 20) + "'"}, "ok", call_id="c1")
+    sink = Sink()
+    with _serve(sink, body_seconds=120) as server:
+        url = f"http://127.0.0.1:{server.address[1]}/v1/traces"
+        first = threading.Thread(
+            target=_post, args=(url, big.request().SerializeToString()), daemon=True
+        )
+        first.start()
+        time.sleep(0.5)  # the big one is in first
+        status, _ = _post(url, one_run().request().SerializeToString(), timeout=30)
+        assert status == 200
+
+
+def _nested(depth: int) -> bytes:
+    """A valid OTLP/JSON request with one attribute value nested `depth` arrays deep."""
+    value = '{"intValue": "1"}'
+    for _ in range(depth):
+        value = '{"arrayValue": {"values": [' + value + "]}}"
+    return (
+        '{"resourceSpans": [{"resource": {"attributes": [{"key": "deep", "value": '
+        + value
+        + "}]}}]}"
+    ).encode()
+
+
+@pytest.mark.parametrize("depth", [30, 200, 330])
+def test_json_nested_too_deep_is_400_in_one_line(served: tuple[str, Sink], depth: int) -> None:
+    """~990 levels of JSON nesting (3 per attribute value) answered 500 with a traceback;
+    past the limit it is 400 with one line, and the receiver keeps serving."""
+    url, _ = served
+    status, body = _post(f"{url}/v1/traces", _nested(depth), "application/json")
+    if depth == 30:
+        assert status == 200
+        return
+    assert status == 400
+    assert json.loads(body)["message"] == "the JSON body nests deeper than 100 levels"
+    assert body.count(b"\n") == 0
+    assert _post(f"{url}/v1/traces", otlp_json(one_run().request()), "application/json")[0] == 200
+
+
+def test_every_gzip_member_is_read() -> None:
+    """A gzip stream of several members (RFC 1952; `cat a.gz b.gz`) is read whole: the old
+    receiver read the first member and ignored the rest."""
+    request = one_run().request()
+    data = request.SerializeToString()
+    half = len(data) // 2
+    body = gzip.compress(data[:half]) + gzip.compress(data[half:])
+    sink = Sink()
+    response(Receiver(sink).handle(body, "application/x-protobuf", "gzip"))
+    assert sink.events == events_of(request)
+    receiver = Receiver(Sink(), log=lambda line: None)
+    answer = receiver.handle(gzip.compress(data) + b"trailing", "application/x-protobuf", "gzip")
+    assert answer.status == 400 and "invalid gzip body" in refusal_line(answer)
+
+
+def test_a_decompression_bomb_is_cut_at_the_limit_across_members() -> None:
+    """Members each under the limit, together over it: 413, and no more than the limit
+    is ever inflated."""
+    member = gzip.compress(b"\x00" * 3000)
+    receiver = Receiver(Sink(), max_body_bytes=4096, log=lambda line: None)
+    answer = receiver.handle(member * 2, "application/x-protobuf", "gzip")
+    assert answer.status == 413 and "once decompressed" in refusal_line(answer)
+    bomb = gzip.compress(b"\x00" * (256 << 20))  # 256 MiB in ~250 KiB
+    answer = Receiver(Sink(), log=lambda line: None).handle(bomb, "application/x-protobuf", "gzip")
+    assert answer.status == 413
+
+
+@pytest.mark.parametrize("length", ["-1", "abc", "1e3", "5, 6"])
+def test_a_malformed_content_length_is_400_in_one_line(
+    served: tuple[str, Sink], length: str
+) -> None:
+    url, _ = served
+    address = ("127.0.0.1", int(url.rsplit(":", 1)[1]))
+    head = request_bytes(
+        "POST",
+        "/v1/traces",
+        [("Content-Type", "application/x-protobuf"), ("Content-Length", length)],
+    )
+    reply = exchange(address, head, b"x" * 5, timeout=5)
+    assert reply.status == 400 and reply.closed
+    assert json.loads(reply.body)["error"].startswith("malformed HTTP request")
+    assert reply.body.count(b"\n") == 1
+    assert _post(f"{url}/v1/traces", one_run().request().SerializeToString())[0] == 200
+
+
+def test_a_chunked_export_is_read_and_an_oversized_one_cut() -> None:
+    run = one_run()
+    body = run.request().SerializeToString()
+    sink = Sink()
+    receiver = Receiver(sink, max_body_bytes=len(body) + 10, log=lambda line: None)
+    with make_server(receiver, "127.0.0.1", 0) as server:
+        headers = [("Content-Type", "application/x-protobuf"), ("Transfer-Encoding", "chunked")]
+        head = request_bytes("POST", "/v1/traces", headers)
+        reply = exchange(server.address, head + chunked(body[:100], body[100:]))
+        assert reply.status == 200
+        assert sink.events == events_of(run.request())
+        reply = exchange(server.address, head + chunked(body, b"x" * 100))
+        assert reply.status == 413
+        assert Status.FromString(reply.body).message.startswith("request body over")
+        too_long = [("Content-Type", "application/x-protobuf"), ("Content-Length", "1000000")]
+        reply = exchange(server.address, request_bytes("POST", "/v1/traces", too_long))
+        assert reply.status == 413 and reply.closed  # at once: nothing was sent
+
+
+def test_a_token_is_checked_before_the_body_is_read() -> None:
+    sink = Sink()
+    with _serve(sink, token="s3cret") as server:
+        headers = [("Content-Type", "application/x-protobuf"), ("Content-Length", "500000")]
+        reply = exchange(server.address, request_bytes("POST", "/v1/traces", headers), timeout=5)
+        assert reply.status == 401 and reply.closed  # the 500,000 bytes never sent
+        wrong = [*headers, ("Authorization", "Bearer nope")]
+        assert exchange(server.address, request_bytes("POST", "/v1/traces", wrong)).status == 401
+        run = one_run()
+        body = run.request().SerializeToString()
+        good = [
+            ("Content-Type", "application/x-protobuf"),
+            ("Content-Length", str(len(body))),
+            ("Authorization", "Bearer s3cret"),
+        ]
+        reply = exchange(server.address, request_bytes("POST", "/v1/traces", good, body))
+        assert reply.status == 200
+    assert sink.events == events_of(run.request())
+
+
+def test_slow_senders_are_cut() -> None:
+    with _serve(Sink(), header_seconds=1.0, body_seconds=1.0) as server:
+        head = request_bytes(
+            "POST",
+            "/v1/traces",
+            [("Content-Type", "application/x-protobuf"), ("Content-Length", "100")],
+        )
+        started = time.monotonic()
+        reply = exchange(server.address, head + b"\x0a", timeout=15)
+        assert reply.status == 408 and reply.closed
+        # Headers that never end: the connection is closed without an answer.
+        with pytest.raises(NoAnswer, match="closed"):
+            exchange(server.address, b"POST /v1/traces HTTP/1.1\r\nHost: x\r\n", timeout=15)
+        assert time.monotonic() - started < 12
