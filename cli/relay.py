@@ -9,7 +9,8 @@ from __future__ import annotations
 
 import logging
 import signal
-from collections.abc import Mapping
+import threading
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from types import FrameType
 
@@ -19,13 +20,81 @@ from outcomes.cli import options
 from outcomes.common.broker import check_broker
 from outcomes.common.settings import Settings
 from outcomes.reducers.catalog import OUTPUT_TOPICS
-from outcomes.streams.sdk.consumer import Backoff, OutcomesConsumer
-from outcomes.streams.sdk.relay import SECRET_ENV, SECRET_FILE_ENV, WebhookRelay, load_secret
+from outcomes.streams.sdk.consumer import Backoff, Item, OutcomesConsumer, RetryLater
+from outcomes.streams.sdk.relay import (
+    SECRET_ENV,
+    SECRET_FILE_ENV,
+    RelayError,
+    WebhookRelay,
+    load_secret,
+)
 
 TOPICS: Mapping[str, str] = OUTPUT_TOPICS
 """Record kind -> topic the relay reads (tests point it at their own topics)."""
 
 KINDS = ("account.final", "account.superseded", "claim_notification")
+
+
+class IdleWhileFailing:
+    """`--until-idle` for a notification that keeps failing: wraps the relay's `deliver`
+    and calls `stop` once one notification has been failing for `seconds` (counted from
+    its first failed attempt), even in the middle of a backoff wait. The consumer then returns
+    without committing it, so the group's next relay sends it again.
+
+    The consumer's own idle timeout counts only polls that bring nothing; while it
+    retries one record it polls paused partitions and never sees idleness.
+    """
+
+    def __init__(
+        self,
+        deliver: Callable[[Item], None],
+        seconds: float,
+        stop: Callable[[], None],
+    ) -> None:
+        self._deliver = deliver
+        self._seconds = seconds
+        self._stop = stop
+        self._failing: str | None = None  # id of the notification failing now
+        self._timer: threading.Timer | None = None
+        self._lock = threading.Lock()  # the timer's thread gives up only while failing
+        self.last_failure: str | None = None
+        self.gave_up: str | None = None  # id of the notification left undelivered
+
+    def __call__(self, item: Item) -> None:
+        if item.id != self._failing:
+            self._settled()
+        try:
+            self._deliver(item)
+        except RetryLater as exc:
+            self.last_failure = exc.reason
+            with self._lock:
+                if self._failing is None:
+                    self._failing = item.id
+                    self._timer = threading.Timer(self._seconds, self._give_up, (item.id,))
+                    self._timer.daemon = True
+                    self._timer.start()
+            raise
+        except BaseException:
+            self._settled()  # refused (dead-lettered) or a bug: not this class's concern
+            raise
+        self._settled()
+
+    def _settled(self) -> None:
+        with self._lock:
+            if self._timer is not None:
+                self._timer.cancel()
+                self._timer = None
+            self._failing = None
+
+    def _give_up(self, item_id: str) -> None:
+        with self._lock:
+            if self._failing != item_id:
+                return  # delivered or refused meanwhile
+            self.gave_up = item_id
+        self._stop()
+
+    def close(self) -> None:
+        self._settled()
 
 
 @click.command()
@@ -67,7 +136,8 @@ KINDS = ("account.final", "account.superseded", "claim_notification")
     type=float,
     default=10.0,
     show_default=True,
-    help="Seconds to connect and to wait for each answer; a timeout is retried.",
+    help="Seconds one attempt may take in all (connecting, sending, reading the answer), "
+    "however slowly the endpoint answers; a timeout is retried.",
 )
 @click.option(
     "--max-attempts",
@@ -81,7 +151,8 @@ KINDS = ("account.final", "account.superseded", "claim_notification")
     type=float,
     default=60.0,
     show_default=True,
-    help="Longest wait between two attempts (seconds); waits double from 0.2 s, jittered.",
+    help="Longest wait between two attempts (seconds); waits double from 0.2 s, jittered; "
+    "a longer Retry-After counts as this.",
 )
 @click.option(
     "--dead-letter-topic",
@@ -93,7 +164,9 @@ KINDS = ("account.final", "account.superseded", "claim_notification")
     "--until-idle",
     type=float,
     metavar="SECONDS",
-    help="Exit after this many seconds without a new notification (backfills, tests).",
+    help="Exit after this many seconds without a new notification (backfills, tests), or "
+    "with exit status 1 once one notification has kept failing this long (it is not "
+    "committed: the next start sends it again).",
 )
 @click.option(
     "--loglevel",
@@ -124,7 +197,9 @@ def relay(
     The body is the notification's JSON; the headers carry a timestamp, the signature of
     timestamp and body, and the notification id as Idempotency-Key (docs/consumers.md).
     5xx, 408 and 429 answers, timeouts and refused connections are retried with
-    exponential backoff and jitter (at least Retry-After), in order per run; any other
+    exponential backoff and jitter (at least Retry-After, at most --max-backoff), in order
+    per run; an attempt has --timeout seconds in all, and at most 64 KiB of an answer's
+    body is read; any other
     answer (4xx, and 3xx: redirects are not followed) is not retried: the notification
     is dead-lettered with the answer. At least once: a notification may arrive twice,
     always with the same Idempotency-Key. Refuses to start without a secret. Stops
@@ -134,7 +209,7 @@ def relay(
         level=loglevel.upper(), format="%(asctime)s %(levelname)s %(name)s: %(message)s"
     )
     secret = load_secret(secret_file)
-    handler = WebhookRelay(url, secret, timeout=timeout)
+    handler = WebhookRelay(url, secret, timeout=timeout, max_backoff=max_backoff)
     settings = Settings.load(bootstrap=bootstrap)
     check_broker(settings)
     records = ("notification", "claim_notification") if claims else ("notification",)
@@ -157,15 +232,21 @@ def relay(
     def stop(signum: int, frame: FrameType | None) -> None:
         consumer.stop()
 
+    deliver: Callable[[Item], None] = handler.deliver
+    guard = None
+    if until_idle is not None:
+        deliver = guard = IdleWhileFailing(handler.deliver, until_idle, consumer.stop)
     previous = signal.signal(signal.SIGTERM, stop)
     try:
         with consumer:
-            consumer.run(handler.deliver, idle_timeout=until_idle)
+            consumer.run(deliver, idle_timeout=until_idle)
     except KeyboardInterrupt:
         pass  # the consumer closed: what was delivered is committed
     finally:
         signal.signal(signal.SIGTERM, previous)
         handler.close()
+        if guard is not None:
+            guard.close()
     stats = handler.stats
     click.echo(
         f"outcomes relay: {stats.delivered} delivered to {handler.public_url}, "
@@ -173,3 +254,9 @@ def relay(
         f"(dead-lettered); consumer: {consumer.stats.summary()}",
         err=True,
     )
+    if guard is not None and guard.gave_up is not None:
+        raise RelayError(
+            f"notification {guard.gave_up} still failing after {until_idle:g} s "
+            f"(--until-idle; last: {guard.last_failure}); it is not committed: the "
+            "group's next relay sends it again"
+        )
