@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+import math
 import re
 from abc import ABC, abstractmethod
 from datetime import UTC, datetime
@@ -35,6 +37,8 @@ def moment(value: object) -> int | None:
         return None
     if isinstance(value, int | float) and not isinstance(value, bool):
         seconds = float(value)
+        if not math.isfinite(seconds) or abs(seconds) > 1e21:
+            return None  # NaN, an infinity or past any calendar: no time
         if seconds > 1e14:  # already micro- or milliseconds
             seconds = seconds / 1e6 if seconds > 1e17 else seconds / 1e3
         return int(seconds * 1_000_000)
@@ -52,9 +56,67 @@ def moment(value: object) -> int | None:
     return datetime_micros(parsed)
 
 
-def text_of(content: object) -> str:
-    """The text of a message content: a string, or a list of blocks with `text`."""
-    if content is None:
+# How deep a reader follows nested content or keeps nested arguments: the formats read
+# here nest a few levels; a deeper value is cut, never followed without bound.
+MAX_NESTING = 16
+
+
+class TooDeep(ValueError):
+    """A JSON value nested deeper than the parser can follow."""
+
+
+def load_json(text: str | bytes) -> Any:
+    """`json.loads`, with a document nested past the parser's limit (which raises
+    RecursionError inside the parser) as a ValueError like any other unreadable JSON."""
+    try:
+        return json.loads(text)
+    except RecursionError:
+        raise TooDeep("nested too deeply to read") from None
+
+
+def json_lines(text: str) -> list[tuple[int, Any, str | None]]:
+    """Each non-blank line of a JSONL text as (line number, value, None), or
+    (line number, None, why) when the line is not JSON (or nested too deeply)."""
+    rows: list[tuple[int, Any, str | None]] = []
+    for number, line in enumerate(text.splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            rows.append((number, load_json(line), None))
+        except ValueError as exc:
+            rows.append((number, None, f"not JSON: {str(exc)[:120]}"))
+    return rows
+
+
+def first_json_lines(head: str, count: int) -> list[Any]:
+    """The first `count` lines of a file's start that parse as JSON (for `sniff`)."""
+    found: list[Any] = []
+    for line in head.splitlines()[:count]:
+        try:
+            found.append(load_json(line))
+        except ValueError:
+            continue
+    return found
+
+
+def bounded(value: Any, depth: int = MAX_NESTING) -> Any:
+    """`value` with containers nested deeper than `depth` replaced by "…": what a reader
+    keeps of a tool's arguments, so nothing downstream follows a value without bound."""
+    if isinstance(value, dict):
+        if depth <= 0:
+            return "…"
+        return {k: bounded(v, depth - 1) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        if depth <= 0:
+            return "…"
+        return [bounded(v, depth - 1) for v in value]
+    return value
+
+
+def text_of(content: object, _depth: int = 0) -> str:
+    """The text of a message content: a string, or a list of blocks with `text` (blocks
+    nested deeper than MAX_NESTING are not followed)."""
+    if content is None or _depth > MAX_NESTING:
         return ""
     if isinstance(content, str):
         return content
@@ -67,10 +129,10 @@ def text_of(content: object) -> str:
                 if isinstance(block.get("text"), str):
                     parts.append(block["text"])
                 elif isinstance(block.get("content"), str | list):
-                    parts.append(text_of(block["content"]))
+                    parts.append(text_of(block["content"], _depth + 1))
         return "\n".join(p for p in parts if p)
     if isinstance(content, dict):
-        return text_of(content.get("text") or content.get("content"))
+        return text_of(content.get("text") or content.get("content"), _depth + 1)
     return str(content)
 
 

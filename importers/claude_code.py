@@ -1,23 +1,48 @@
-"""Claude Code session transcripts (`~/.claude/projects/<project>/<session>.jsonl`).
+"""Claude Code sessions: the transcript (`~/.claude/projects/<project>/<session>.jsonl`)
+and the headless stream (`claude -p --output-format stream-json --verbose`).
 
-One JSON object per line. `type` `user`/`assistant` lines carry `message.content`: text,
-`tool_use` blocks (id, name, input) from the assistant, `tool_result` blocks (tool_use_id,
-content, is_error) from the user side, with the tool's structured result in the line's
-`toolUseResult`. Lines also carry `timestamp`, `cwd`, `version` and `isSidechain`
-(subagent work: its tool calls changed the workspace too, its messages are not the
-run's). `isMeta` user lines (hook feedback, command caveats) are not the user's request.
+Transcript, 1.x and 2.x alike: one JSON object per line. `type` `user`/`assistant` lines
+carry `message.content`: text, `tool_use` blocks (id, name, input) from the assistant,
+`tool_result` blocks (tool_use_id, content, is_error) from the user side, with the
+tool's structured result in the line's `toolUseResult`. Lines also carry `sessionId`,
+`timestamp`, `cwd`, `version` (the writer's version: 1.0.x, 2.0.x, 2.1.x) and
+`isSidechain` (subagent work: its tool calls changed the workspace too, its messages are
+not the run's). `isMeta` user lines (hook feedback, command caveats) are not the user's
+request. Other line types (`summary`, `system`, `file-history-snapshot`,
+`queue-operation`, `progress`, …) hold no step, except a `progress` line that carries a
+subagent's message (`data.message`), read as sidechain work. Newer content blocks: the
+API's own tools (`server_tool_use` with its `web_search_tool_result` /
+`web_fetch_tool_result` / `*_tool_result`), MCP connector blocks (`mcp_tool_use`,
+`mcp_tool_result`) are tool calls and results like `tool_use`/`tool_result`; `thinking`,
+`redacted_thinking`, `image` and `document` blocks hold no step.
+
+Stream (the Agent SDK's message form, snake_case): a `system` line with subtype `init`
+(`session_id`, `cwd`, `model`, `claude_code_version`), `assistant` and `user` lines as
+above with `parent_tool_use_id` (set for a subagent's messages) and `tool_use_result`,
+and a closing `result` line (`subtype`, `is_error`, `result`: the final answer). Lines
+carry no timestamps.
+
 A Bash result's exit status is its error state: Claude Code marks a non-zero exit
 `is_error` and starts the content with `Exit code N`.
 """
 
 from __future__ import annotations
 
-import json
 import re
 from pathlib import Path
 from typing import Any
 
-from outcomes.importers.base import Importer, moment, obj, role, text_of, unreadable
+from outcomes.importers.base import (
+    Importer,
+    bounded,
+    first_json_lines,
+    json_lines,
+    moment,
+    obj,
+    role,
+    text_of,
+    unreadable,
+)
 from outcomes.importers.trace import (
     Finish,
     Message,
@@ -85,7 +110,7 @@ def result_fields(
 def call_fields(name: str, tool_input: dict[str, Any]) -> dict[str, Any]:
     """A tool_use's input as ToolCall fields (shared with the hook)."""
     kind = tool_kind(name)
-    fields: dict[str, Any] = {"kind": kind, "arguments": tool_input}
+    fields: dict[str, Any] = {"kind": kind, "arguments": bounded(tool_input)}
     if kind == "shell":
         fields["command"] = str(tool_input.get("command") or "")
     elif kind in {"write", "edit"}:
@@ -98,27 +123,42 @@ def call_fields(name: str, tool_input: dict[str, Any]) -> dict[str, Any]:
     return fields
 
 
+_LINE_TYPES = {"user", "assistant", "summary", "system", "queue-operation"}
+# line types that hold no step (the transcript's bookkeeping, the stream's partial events)
+_QUIET = {
+    "summary",
+    "system",
+    "queue-operation",
+    "file-history-snapshot",
+    "progress",
+    "custom-title",
+    "stream_event",
+}
+_QUIET_BLOCKS = {"thinking", "redacted_thinking", "image", "document"}
+# the API's server-side tools and the MCP connector: tool calls and results by other names
+_CALL_BLOCKS = {"tool_use", "server_tool_use", "mcp_tool_use"}
+
+
+def _is_result_block(btype: object) -> bool:
+    return isinstance(btype, str) and btype.endswith("tool_result")
+
+
 class ClaudeCodeImporter(Importer):
     name = "claude-code-jsonl"
-    summary = "Claude Code session transcript (.jsonl)"
+    summary = "Claude Code session transcript (.jsonl) or --output-format stream-json"
 
     def sniff(self, head: str) -> bool:
-        for line in head.splitlines()[:20]:
-            try:
-                row = json.loads(line)
-            except ValueError:
+        for row in first_json_lines(head, 20):
+            if not isinstance(row, dict):
                 continue
-            if (
-                isinstance(row, dict)
-                and "sessionId" in row
-                and row.get("type")
-                in {
-                    "user",
-                    "assistant",
-                    "summary",
-                    "system",
-                    "queue-operation",
-                }
+            if "sessionId" in row and row.get("type") in _LINE_TYPES:
+                return True
+            if "session_id" in row and (
+                (row.get("type") == "system" and row.get("subtype") == "init")
+                or (
+                    row.get("type") in {"assistant", "user"}
+                    and isinstance(row.get("message"), dict)
+                )
             ):
                 return True
         return False
@@ -126,22 +166,24 @@ class ClaudeCodeImporter(Importer):
     def read(self, path: Path, text: str) -> Trace:
         rows: list[tuple[int, dict[str, Any]]] = []
         skipped: list[Skipped] = []
-        for number, line in enumerate(text.splitlines(), start=1):
-            if not line.strip():
-                continue
-            try:
-                row = json.loads(line)
-            except ValueError as exc:
-                skipped.append(Skipped(f"line {number}", f"not JSON: {exc}"))
-                continue
-            if not isinstance(row, dict):
+        for number, row, why in json_lines(text):
+            if why is not None:
+                skipped.append(Skipped(f"line {number}", why))
+            elif not isinstance(row, dict):
                 skipped.append(Skipped(f"line {number}", "not a JSON object"))
-                continue
-            rows.append((number, row))
+            else:
+                rows.append((number, row))
         if not rows or not any(r.get("type") in {"user", "assistant"} for _, r in rows):
             raise unreadable(path, self.name, "no user or assistant lines")
         root = next((r["cwd"] for _, r in rows if isinstance(r.get("cwd"), str)), None)
-        version = next((r["version"] for _, r in rows if isinstance(r.get("version"), str)), "")
+        version = next(
+            (
+                r.get("version") or r.get("claude_code_version")
+                for _, r in rows
+                if isinstance(r.get("version") or r.get("claude_code_version"), str)
+            ),
+            "",
+        )
         model = next(
             (
                 r["message"]["model"]
@@ -149,7 +191,7 @@ class ClaudeCodeImporter(Importer):
                 if isinstance(r.get("message"), dict) and isinstance(r["message"].get("model"), str)
             ),
             "",
-        )
+        ) or next((r["model"] for _, r in rows if isinstance(r.get("model"), str)), "")
         calls: dict[str, dict[str, Any]] = {}
         order: list[dict[str, Any] | Message] = []
         last_text_id: str | None = None
@@ -157,16 +199,24 @@ class ClaudeCodeImporter(Importer):
             kind = row.get("type")
             where = f"line {number}"
             at = moment(row.get("timestamp"))
+            side = bool(row.get("isSidechain")) or row.get("parent_tool_use_id") is not None
+            if kind == "progress" and isinstance(obj(row.get("data")).get("message"), dict):
+                # a subagent's message carried by a progress line: its work, not its words
+                inner = obj(row["data"]["message"])
+                kind, row, side = inner.get("type"), {**inner, "cwd": row.get("cwd")}, True
+                at = moment(inner.get("timestamp")) or at
+            if kind == "result":
+                self._result_line(row, where, order)
+                continue
             message = row.get("message")
             if kind not in {"user", "assistant"}:
-                if kind not in {"summary", "system", "queue-operation", "file-history-snapshot"}:
+                if kind not in _QUIET:
                     skipped.append(Skipped(where, f"line type {kind!r} is not mapped"))
                 continue
             if not isinstance(message, dict):
                 skipped.append(Skipped(where, "a user/assistant line without a message"))
                 continue
             content = message.get("content")
-            side = bool(row.get("isSidechain"))
             if isinstance(content, str):
                 if kind == "user" and not side and not row.get("isMeta"):
                     order.append(Message("user", content, at, where))
@@ -176,6 +226,7 @@ class ClaudeCodeImporter(Importer):
             if not isinstance(content, list):
                 skipped.append(Skipped(where, "message content is neither text nor blocks"))
                 continue
+            structured = row.get("toolUseResult", row.get("tool_use_result"))
             for block in content:
                 if not isinstance(block, dict):
                     continue
@@ -200,9 +251,11 @@ class ClaudeCodeImporter(Importer):
                     else:
                         order.append(Message(role(kind), body, at, where))
                     last_text_id = msg_id
-                elif btype == "tool_use":
+                elif btype in _CALL_BLOCKS:
                     call_id = str(block.get("id") or f"{where}:tool")
                     name = str(block.get("name") or "tool")
+                    if btype == "mcp_tool_use" and block.get("server_name"):
+                        name = f"mcp__{block['server_name']}__{name}"
                     tool_input = obj(block.get("input"))
                     record: dict[str, Any] = {
                         "call_id": call_id,
@@ -212,29 +265,47 @@ class ClaudeCodeImporter(Importer):
                         "cwd": row.get("cwd") if isinstance(row.get("cwd"), str) else None,
                         **call_fields(name, tool_input),
                     }
+                    if btype == "server_tool_use" and name in {"web_search", "web_fetch"}:
+                        record["kind"] = "read"
+                    if call_id in calls:  # written again (a progress line repeats it)
+                        calls[call_id].update({k: v for k, v in record.items() if k != "at"})
+                        continue
                     calls[call_id] = record
                     order.append(record)
                     last_text_id = None
-                elif btype == "tool_result":
+                elif _is_result_block(btype):
                     call_id = str(block.get("tool_use_id") or "")
                     record = calls.get(call_id, {})
                     if not record:
                         skipped.append(
-                            Skipped(where, f"tool_result for unknown tool_use {call_id!r}")
+                            Skipped(
+                                where,
+                                f"{btype} for unknown tool_use {call_id!r}",
+                                True,
+                                str(btype),
+                            )
                         )
                         continue
+                    error = block.get("is_error")
+                    if error is None and isinstance(block.get("content"), dict):
+                        # a server tool's error result: `{"type": "…_tool_result_error"}`
+                        error = str(block["content"].get("type", "")).endswith("_error") or None
                     record.update(
                         result_fields(
                             record["tool"],
                             block.get("content"),
-                            block.get("is_error"),
-                            row.get("toolUseResult"),
+                            error,
+                            structured if btype == "tool_result" else None,
                             record.get("arguments"),
                         )
                     )
                     record["finished_at"] = at
-                elif btype in {"thinking", "redacted_thinking", "image"}:
+                elif btype in _QUIET_BLOCKS:
                     continue
+                elif isinstance(btype, str) and btype.endswith("tool_use"):
+                    skipped.append(
+                        Skipped(where, f"content block {btype!r} is not mapped", True, str(btype))
+                    )
                 else:
                     skipped.append(Skipped(where, f"content block {btype!r} is not mapped"))
         steps: list[Step] = []
@@ -252,3 +323,22 @@ class ClaudeCodeImporter(Importer):
             root=root,
             skipped=tuple(skipped),
         )
+
+    @staticmethod
+    def _result_line(
+        row: dict[str, Any], where: str, order: list[dict[str, Any] | Message]
+    ) -> None:
+        """The stream's closing `result`: its text is the run's final answer (the last
+        assistant message, when that is what it repeats)."""
+        answer = row.get("result")
+        if not isinstance(answer, str) or not answer.strip():
+            return
+        for i in range(len(order) - 1, -1, -1):
+            item = order[i]
+            if isinstance(item, Message) and item.role == "assistant":
+                if item.text.strip() == answer.strip():
+                    order[i] = Message("assistant", item.text, item.at, item.where, True)
+                    return
+                break
+        at = next((o.at for o in reversed(order) if isinstance(o, Message)), None)
+        order.append(Message("assistant", answer, at, where, True))

@@ -1,9 +1,28 @@
-"""Gemini CLI sessions: the native chat recording and `--output-format stream-json`.
+"""Gemini CLI sessions: the chat recording (JSON, then JSONL) and `--output-format
+stream-json`.
 
-The chat recording (`~/.gemini/tmp/<project hash>/chats/session-*.json`) is an object
-with `sessionId`, `startTime` and `messages`: `user` and `gemini` messages, the latter
-with `toolCalls` (`id`, `name`, `args`, `status`, `result[].functionResponse.response`
-holding `output` or `error`). A shell result's text embeds `Exit Code: N`.
+The chat recording lives in `~/.gemini/tmp/<project hash>/chats/`. Up to 0.38 it was one
+JSON object, `session-*.json`: `sessionId`, `projectHash`, `startTime`, `lastUpdated`
+and `messages`. From 0.39 it is JSONL, `session-*.jsonl`, appended to as the session goes:
+a header line (`sessionId`, `projectHash`, `startTime`, …), then each message as a line
+every time it is written (a message is written again when its tool calls, tokens or
+content change: the last line with an `id` wins and keeps its first place), `$set` lines
+that update the header's fields (a `$set` holding `messages` replaces the whole list, a
+checkpoint), and `$rewindTo` lines that drop the named message and every one after it.
+A resumed legacy file is migrated into the same JSONL form. The format is recognised by
+its header line (JSONL) or its one object (JSON); both are read to the same messages.
+
+Messages are `user`, `gemini` (with `toolCalls`: `id`, `name`, `args`, `status`
+success/error/cancelled, `result` — the `functionResponse` parts sent back to the model,
+whose `response` holds `output` or `error`), `info`, `error`, `warning`. A tool's
+response is also recorded as a `user` message whose content is those `functionResponse`
+parts (matched to the call by `id`): it is the call's result when the call has none, and
+never the user's words. A shell result's text says how the command ended: up to about
+0.2x every field (`Command:`, `Directory:`, `Output:`, `Error:`, `Exit Code:`,
+`Signal:`, …, `(none)` when empty); later only `Output:` and the fields that apply, an
+`Exit Code:` line only when it is not 0, the whole wrapped in `<untrusted_context>`. A
+call whose status is `success` may still show `Exit Code: 1`: the exit code in the
+output wins.
 
 The stream (`gemini -p … --output-format stream-json`) is JSONL: `init`, `message`
 (`role`, `content`, `delta` for streamed chunks: consecutive chunks are one message),
@@ -14,12 +33,22 @@ statuses. A file may hold several sessions (`init` again); they continue one run
 
 from __future__ import annotations
 
-import json
 import re
 from pathlib import Path
 from typing import Any
 
-from outcomes.importers.base import Importer, moment, obj, role, text_of, unreadable
+from outcomes.importers.base import (
+    Importer,
+    bounded,
+    first_json_lines,
+    json_lines,
+    load_json,
+    moment,
+    obj,
+    role,
+    text_of,
+    unreadable,
+)
 from outcomes.importers.trace import Finish, Message, Skipped, Step, ToolCall, ToolKind, Trace
 
 _SHELL = {"run_shell_command", "shell"}
@@ -32,11 +61,16 @@ _READ = {
     "glob",
     "search_file_content",
     "grep",
+    "grep_search",
     "web_fetch",
     "google_web_search",
 }
 _EXIT = re.compile(r"^Exit Code: (-?\d+|\(none\))\s*$", re.M)
-_OUTPUT = re.compile(r"^Output: ?(.*?)\n(?:Error: |Exit Code: )", re.M | re.S)
+# the fields a shell result may end with, after `Output:`
+_TRAILER = re.compile(r"^(?:Error|Exit Code|Signal|Background PIDs|Process Group PGID): ", re.M)
+_WRAP = re.compile(r"^\s*<untrusted_context>\n?(.*?)\n?</untrusted_context>\s*$", re.S)
+_OUTPUT_LINE = re.compile(r"^Output: ", re.M)
+_SIGNAL = re.compile(r"^Signal: (\S+)\s*$", re.M)
 
 
 def _kind(name: str) -> ToolKind:
@@ -61,7 +95,7 @@ def _call(
         "kind": kind,
         "where": where,
         "at": at,
-        "arguments": args,
+        "arguments": bounded(args),
     }
     if kind == "shell":
         record["command"] = str(args.get("command") or "")
@@ -72,16 +106,49 @@ def _call(
     return record
 
 
+def shell_result(text: str) -> tuple[str, int | None, bool]:
+    """(output, exit status, timed out) of a `run_shell_command` result's text. The exit
+    status is the `Exit Code:` line; in the later form, which writes that line only for a
+    non-zero status, a finished command without one exited 0. A cancelled, timed-out or
+    backgrounded command has no status."""
+    wrapped = _WRAP.match(text)
+    body = wrapped.group(1) if wrapped else text
+    if body.startswith(("Command was automatically cancelled", "Command was cancelled")):
+        return body, None, "exceeded the timeout" in body[:200]
+    if body.startswith(("Command moved to background", "Command is running in background")):
+        return body, None, False
+    first = _OUTPUT_LINE.search(body) if body.startswith("Command: ") else None
+    start = first.start() if first else 0
+    if not body[start:].startswith("Output: "):
+        return body, None, False
+    lines = body[start + len("Output: ") :].split("\n")
+    end = len(lines)
+    while end > 1 and _TRAILER.match(lines[end - 1]):
+        end -= 1  # the fields after the output, read from the end
+    output = "\n".join(lines[:end])
+    fields = "\n".join(lines[end:])
+    if output == "(empty)":
+        output = ""
+    code = _EXIT.search(fields)
+    if code is not None:
+        return output, None if code.group(1) == "(none)" else int(code.group(1)), False
+    if start > 0:
+        return output, None, False  # the early form always writes the line
+    signal = _SIGNAL.search(fields)
+    error = re.search(r"^Error: (?!\(none\))", fields, re.M)
+    if error is not None or (signal is not None and signal.group(1) not in {"(none)", "0"}):
+        return output, None, False  # it could not run, or a signal ended it
+    return output, 0, False
+
+
 def _result(record: dict[str, Any], output: str, failed: bool) -> None:
     record["output"] = output
     record["failed"] = failed
     if record["kind"] == "shell":
-        m = _EXIT.search(output)
-        if m and m.group(1) != "(none)":
-            record["exit_code"] = int(m.group(1))
-        body = _OUTPUT.search(output)
-        if body:
-            record["output"] = body.group(1)
+        body, code, timed_out = shell_result(output)
+        record["output"] = body
+        record["exit_code"] = None if failed and code == 0 else code
+        record["timed_out"] = timed_out
     if record["kind"] == "write":
         if re.search(r"created and wrote to new file", output):
             record["created"] = True
@@ -89,45 +156,148 @@ def _result(record: dict[str, Any], output: str, failed: bool) -> None:
             record["created"] = False
 
 
+def _response_text(parts: object) -> str | None:
+    """The text of a tool's `functionResponse` parts (their `output`, else `error`), or
+    None when there are none."""
+    texts = []
+    for item in parts if isinstance(parts, list) else [parts]:
+        response = obj(obj(obj(item).get("functionResponse")).get("response"))
+        if "output" in response or "error" in response:
+            value = response.get("output") if "output" in response else response.get("error")
+            texts.append(value if isinstance(value, str) else text_of(value))
+    return "\n".join(texts) if texts else None
+
+
+def _function_responses(content: object) -> dict[str, object]:
+    """A `user` message's `functionResponse` parts by call id (a tool's response)."""
+    found: dict[str, object] = {}
+    for part in content if isinstance(content, list) else []:
+        response = obj(obj(part).get("functionResponse"))
+        if response and isinstance(response.get("id"), str):
+            found[response["id"]] = [part]
+    return found
+
+
+def _is_header(row: object) -> bool:
+    """The JSONL recording's first line: the session's fields, no message."""
+    return (
+        isinstance(row, dict)
+        and isinstance(row.get("sessionId"), str)
+        and isinstance(row.get("projectHash"), str)
+        and "type" not in row
+        and "id" not in row
+    )
+
+
 class GeminiCliImporter(Importer):
     name = "gemini-cli"
-    summary = "Gemini CLI chat recording (session-*.json) or --output-format stream-json"
+    summary = (
+        "Gemini CLI chat recording (session-*.json, session-*.jsonl) or --output-format stream-json"
+    )
 
     def sniff(self, head: str) -> bool:
         if '"projectHash"' in head and '"messages"' in head:
             return True
-        for line in head.splitlines()[:10]:
-            try:
-                row = json.loads(line)
-            except ValueError:
-                continue
+        for row in first_json_lines(head, 10):
+            if _is_header(row):
+                return True
             if isinstance(row, dict) and row.get("type") == "init" and "session_id" in row:
                 return True
-        return bool(re.search(r'"type"\s*:\s*"tool_use".*"tool_name"', head))
+            if isinstance(row, dict) and row.get("type") == "tool_use" and "tool_name" in row:
+                return True
+        return False
 
     def read(self, path: Path, text: str) -> Trace:
         try:
-            data: Any = json.loads(text)
-        except ValueError:
+            data: Any = load_json(text)
+        except ValueError as exc:
+            if "nested too deeply" in str(exc):
+                raise unreadable(path, self.name, str(exc)) from None
             data = None
         if isinstance(data, dict) and isinstance(data.get("messages"), list):
-            return self._chat(path, data)
+            found = [
+                (m, f"message {i}") if isinstance(m, dict) else (None, f"message {i}")
+                for i, m in enumerate(data["messages"])
+            ]
+            last = f"message {len(data['messages']) - 1}"
+            return self._chat(path, found, data, last, [], "gemini-cli")
+        rows = json_lines(text)
+        first = next((row for _, row, why in rows if why is None), None)
+        if _is_header(first):
+            return self._recording(path, rows)
         return self._stream(path, text)
 
-    def _chat(self, path: Path, data: dict[str, Any]) -> Trace:
-        order: list[dict[str, Any] | Message] = []
+    def _recording(self, path: Path, rows: list[tuple[int, Any, str | None]]) -> Trace:
+        """The JSONL recording, replayed the way Gemini CLI loads it: the last writing
+        of each message in its first place, `$set` updates, `$rewindTo` cuts."""
+        meta: dict[str, Any] = {}
+        latest: dict[str, tuple[dict[str, Any], str]] = {}
         skipped: list[Skipped] = []
-        for index, message in enumerate(data["messages"]):
-            where = f"message {index}"
-            if not isinstance(message, dict):
+        rewound = 0
+        for number, row, why in rows:
+            where = f"line {number}"
+            if why is not None or not isinstance(row, dict):
+                skipped.append(Skipped(where, why or "not a JSON object"))
+                continue
+            if isinstance(row.get("$rewindTo"), str):
+                ids = list(latest)
+                cut = ids.index(row["$rewindTo"]) if row["$rewindTo"] in ids else 0
+                for gone in ids[cut:]:
+                    del latest[gone]
+                    rewound += 1
+            elif isinstance(row.get("id"), str):
+                latest[row["id"]] = (row, where)
+            elif isinstance(row.get("$set"), dict):
+                update = row["$set"]
+                if isinstance(update.get("messages"), list):
+                    latest = {
+                        m["id"]: (m, where)
+                        for m in update["messages"]
+                        if isinstance(m, dict) and isinstance(m.get("id"), str)
+                    }
+                meta.update({k: v for k, v in update.items() if k != "messages"})
+            elif _is_header(row) or isinstance(row.get("sessionId"), str):
+                meta.update({k: v for k, v in row.items() if k != "messages"})
+                for m in row.get("messages") or []:  # a legacy record on one line
+                    if isinstance(m, dict) and isinstance(m.get("id"), str):
+                        latest[m["id"]] = (m, where)
+            else:
+                skipped.append(Skipped(where, "a line of no known kind"))
+        if rewound:
+            skipped.append(
+                Skipped("$rewindTo", f"{rewound} message(s) rewound out of the conversation")
+            )
+        found: list[tuple[dict[str, Any] | None, str]] = list(latest.values())
+        last = f"line {rows[-1][0]}" if rows else "line 0"
+        kind = "gemini-cli" + (" subagent" if meta.get("kind") == "subagent" else "")
+        return self._chat(path, found, meta, last, skipped, kind)
+
+    def _chat(
+        self,
+        path: Path,
+        found: list[tuple[dict[str, Any] | None, str]],
+        meta: dict[str, Any],
+        last: str,
+        skipped: list[Skipped],
+        agent: str,
+    ) -> Trace:
+        """The messages of a recording (JSON or JSONL) as steps."""
+        responses: dict[str, object] = {}
+        for message, _ in found:
+            if message is not None and message.get("type") == "user":
+                responses.update(_function_responses(message.get("content")))
+        order: list[dict[str, Any] | Message] = []
+        for message, where in found:
+            if message is None:
                 skipped.append(Skipped(where, "not a message object"))
                 continue
             at = moment(message.get("timestamp"))
             kind = message.get("type")
             body = text_of(message.get("content"))
             if kind == "user":
-                order.append(Message("user", body, at, where))
-                continue
+                if not _function_responses(message.get("content")):
+                    order.append(Message("user", body, at, where))
+                continue  # a tool's response: read with its call
             if kind not in {"gemini", "model", "assistant"}:
                 if kind not in {"info", "error", "warning"}:
                     skipped.append(Skipped(where, f"message type {kind!r} is not mapped"))
@@ -136,43 +306,38 @@ class GeminiCliImporter(Importer):
                 order.append(Message("assistant", body, at, where))
             for call in message.get("toolCalls") or []:
                 if not isinstance(call, dict):
+                    skipped.append(
+                        Skipped(where, "a tool call that is not an object", True, "toolCall")
+                    )
                     continue
-                args = obj(call.get("args"))
+                call_id = str(call.get("id") or where)
                 record = _call(
-                    str(call.get("id") or where),
+                    call_id,
                     str(call.get("name") or "tool"),
-                    args,
+                    obj(call.get("args")),
                     where,
                     moment(call.get("timestamp")) or at,
                 )
-                parts = []
-                for item in call.get("result") or []:
-                    response = ((item or {}).get("functionResponse") or {}).get("response") or {}
-                    if isinstance(response, dict):
-                        parts.append(
-                            str(
-                                response.get("output")
-                                if "output" in response
-                                else response.get("error", "")
-                            )
-                        )
+                text = _response_text(call.get("result"))
+                if text is None:
+                    text = _response_text(responses.get(call_id))
                 status = call.get("status")
-                if parts or status in {"success", "error", "cancelled"}:
-                    _result(record, "\n".join(parts), status in {"error", "cancelled"})
+                if text is not None or status in {"success", "error", "cancelled"}:
+                    _result(record, text or "", status in {"error", "cancelled"})
                 order.append(record)
         steps: list[Step] = [o if isinstance(o, Message) else ToolCall(**o) for o in order]
         if not steps:
             raise unreadable(path, self.name, "no messages")
-        last_at = moment(data.get("lastUpdated")) or next(
+        last_at = moment(meta.get("lastUpdated")) or next(
             (s.at for s in reversed(steps) if s.at is not None), None
         )
-        steps.append(Finish(f"message {len(data['messages']) - 1}", last_at))
+        steps.append(Finish(last, last_at))
         return Trace(
             self.name,
-            "gemini-cli",
+            agent,
             str(path),
             tuple(steps),
-            started_at=moment(data.get("startTime")),
+            started_at=moment(meta.get("startTime")),
             skipped=tuple(skipped),
         )
 
@@ -183,14 +348,11 @@ class GeminiCliImporter(Importer):
         model = ""
         delta_open = False
         rows = 0
-        for number, line in enumerate(text.splitlines(), start=1):
-            if not line.strip():
-                continue
+        lines = json_lines(text)
+        for number, row, why in lines:
             where = f"line {number}"
-            try:
-                row = json.loads(line)
-            except ValueError as exc:
-                skipped.append(Skipped(where, f"not JSON: {exc}"))
+            if why is not None:
+                skipped.append(Skipped(where, why))
                 continue
             if not isinstance(row, dict):
                 skipped.append(Skipped(where, "not a JSON object"))
@@ -225,7 +387,9 @@ class GeminiCliImporter(Importer):
             elif kind == "tool_result":
                 found = calls.get(str(row.get("tool_id") or ""))
                 if found is None:
-                    skipped.append(Skipped(where, "a tool_result of no known tool_use"))
+                    skipped.append(
+                        Skipped(where, "a tool_result of no known tool_use", True, "tool_result")
+                    )
                     continue
                 output = row.get("output")
                 error = row.get("error")
@@ -243,6 +407,9 @@ class GeminiCliImporter(Importer):
                     if not isinstance(item, Message):
                         break
                 delta_open = False
+            elif kind == "error":
+                message = str(row.get("message") or "")[:200]
+                skipped.append(Skipped(where, f"{row.get('severity') or 'error'}: {message}"))
             else:
                 skipped.append(Skipped(where, f"event type {kind!r} is not mapped"))
         if not rows:
@@ -253,7 +420,7 @@ class GeminiCliImporter(Importer):
         last_call = next((s for s in reversed(steps) if isinstance(s, ToolCall)), None)
         complete = last_call is None or last_call.output is not None
         last_at = next((s.at for s in reversed(steps) if s.at is not None), None)
-        steps.append(Finish(f"line {len(text.splitlines())}", last_at))
+        steps.append(Finish(f"line {lines[-1][0] if lines else 0}", last_at))
         agent = "gemini-cli stream-json" + (f" ({model})" if model else "")
         return Trace(
             self.name, agent, str(path), tuple(steps), skipped=tuple(skipped), complete=complete

@@ -23,7 +23,11 @@ IMPORTERS: dict[str, Importer] = {
     )
 }
 FORMATS = tuple(IMPORTERS)
+# Detection looks at a file's start and, when that is not enough, its end: a format that
+# writes its marker last (mini-swe-agent's `trajectory_format` closes the file) is found
+# there. Neither slice is more than this many characters, whatever the file's size.
 _HEAD = 256 * 1024
+_TAIL = 4 * 1024
 
 
 def read_text(path: Path) -> str:
@@ -40,14 +44,18 @@ def read_text(path: Path) -> str:
 
 
 def detect(path: Path, text: str) -> Importer:
-    """The importer whose format the file's start looks like."""
-    head = text[:_HEAD]
-    matches = [i for i in IMPORTERS.values() if i.sniff(head)]
-    if not matches:
-        raise TraceUnreadable(
-            f"{path}: not a trace of a known format (give --format: {', '.join(FORMATS)})"
-        )
-    return matches[0]
+    """The importer whose format the file's start (or, failing that, its end) looks like.
+    Only those two slices are looked at, and every sniffer reads them without recursing
+    into nested values, so a file of any size or nesting is detected in bounded work."""
+    for part in (text[:_HEAD], text[-_TAIL:] if len(text) > _HEAD else ""):
+        if not part:
+            continue
+        for importer in IMPORTERS.values():
+            if importer.sniff(part):
+                return importer
+    raise TraceUnreadable(
+        f"{path}: not a trace of a known format (give --format: {', '.join(FORMATS)})"
+    )
 
 
 def read_trace(path: Path, fmt: str | None = None) -> Trace:
@@ -59,4 +67,10 @@ def read_trace(path: Path, fmt: str | None = None) -> Trace:
         importer = IMPORTERS[fmt]
     else:
         raise TraceUnreadable(f"unknown format {fmt!r} (one of {', '.join(FORMATS)})")
-    return importer.read(path, text)
+    try:
+        return importer.read(path, text)
+    except RecursionError:
+        # every reader bounds its own nesting; this is the backstop, one line
+        raise TraceUnreadable(
+            f"{path}: cannot be read as {importer.name} (nested too deeply)"
+        ) from None

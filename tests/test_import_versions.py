@@ -1,0 +1,614 @@
+"""Every format version each importer reads, one small trace per version written for these
+tests in the form the agent's own writer produces (the 1.x/first forms are in
+test_import_formats.py): mini-swe-agent 2.x (tool calls, text-based actions, the
+Responses API), Gemini CLI's JSONL chat recording, OpenHands' current agent-sdk tools and
+v0 history pairs, Claude Code's `--output-format stream-json` and newer content blocks;
+tool steps an importer cannot read are reported as such; nesting past any limit is one
+line, never a RecursionError.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from outcomes.importers.derive import derive
+from outcomes.importers.registry import detect, read_trace
+from outcomes.importers.trace import Message, ToolCall, Trace, TraceUnreadable
+
+WORK = "/work/proj"
+
+
+def calls(trace: Trace) -> list[ToolCall]:
+    return [s for s in trace.steps if isinstance(s, ToolCall)]
+
+
+def messages(trace: Trace, role: str) -> list[str]:
+    return [s.text for s in trace.steps if isinstance(s, Message) and s.role == role]
+
+
+def receipts(trace: Trace) -> list[tuple[str, str, int]]:
+    return [
+        (e["label"], e["result"], e["tests_executed"])
+        for e in derive(trace, "r")
+        if e["type"] == "verification.receipt"
+    ]
+
+
+def write(tmp_path: Path, name: str, text: str) -> Path:
+    path = tmp_path / name
+    path.write_text(text)
+    return path
+
+
+def jsonl(rows: list[Any]) -> str:
+    return "".join(json.dumps(r) + "\n" for r in rows)
+
+
+# -- mini-swe-agent 2.x ------------------------------------------------------------------
+
+PATCH = (
+    "diff --git a/pkg/num.py b/pkg/num.py\nindex 1..2 100644\n--- a/pkg/num.py\n+++ b/pkg/num.py\n"
+)
+
+
+def _observation(code: int, out: str, t: float, **extra: Any) -> dict[str, Any]:
+    """What 2.x's observation template renders, and the `extra` its formatter keeps."""
+    return {
+        "content": f"<returncode>{code}</returncode>\n<output>\n{out}</output>",
+        "extra": {
+            "raw_output": out,
+            "returncode": code,
+            "timestamp": t,
+            "exception_info": "",
+            **extra,
+        },
+    }
+
+
+def msa_v2_toolcalls() -> str:
+    t0 = 1767261600.0
+
+    def turn(text: str, *commands: str, t: float) -> dict[str, Any]:
+        ids = [f"call_{int(t)}_{i}" for i in range(len(commands))]
+        return {
+            "role": "assistant",
+            "content": text,
+            "tool_calls": [
+                {
+                    "id": cid,
+                    "type": "function",
+                    "function": {"name": "bash", "arguments": json.dumps({"command": c})},
+                }
+                for cid, c in zip(ids, commands, strict=True)
+            ],
+            "extra": {
+                "actions": [
+                    {"command": c, "tool_call_id": cid}
+                    for cid, c in zip(ids, commands, strict=True)
+                ],
+                "cost": 0.01,
+                "timestamp": t,
+            },
+        }
+
+    def tool(cid: str, code: int, out: str, t: float, **extra: Any) -> dict[str, Any]:
+        return {"role": "tool", "tool_call_id": cid, **_observation(code, out, t, **extra)}
+
+    messages = [
+        {"role": "system", "content": "You are a helpful assistant."},
+        {"role": "user", "content": "Please solve this issue: rounding in pkg/num.py"},
+        turn("Install the test runner and look.", "pip install pytest", "ls pkg", t=t0 + 1),
+        tool(f"call_{int(t0 + 1)}_0", 0, "Successfully installed pytest-8.3.4\n", t0 + 2),
+        tool(f"call_{int(t0 + 1)}_1", 0, "num.py\n", t0 + 3),
+        # a response without a tool call: the agent's format error, nothing ran
+        {"role": "assistant", "content": "Let me think.", "extra": {"actions": []}},
+        {
+            "role": "user",
+            "content": "Tool call error: No tool calls found in the response.",
+            "extra": {"interrupt_type": "FormatError"},
+        },
+        turn("Run the tests.", "cd /testbed && pytest tests/test_num.py", t=t0 + 10),
+        tool(f"call_{int(t0 + 10)}_0", 1, "==== 1 failed, 3 passed in 0.20s ====\n", t0 + 11),
+        turn("A slow command.", "sleep 100", t=t0 + 20),
+        tool(
+            f"call_{int(t0 + 20)}_0",
+            -1,
+            "",
+            t0 + 50,
+            exception_info="An error occurred while executing the command: timed out",
+            exception_type="TimeoutExpired",
+        ),
+        turn(
+            "Fix and rerun.",
+            "sed -i 's/round(/my_round(/' pkg/num.py && pytest tests/test_num.py",
+            t=t0 + 60,
+        ),
+        tool(f"call_{int(t0 + 60)}_0", 0, "==== 4 passed in 0.18s ====\n", t0 + 61),
+        turn(
+            "The fix is in and the tests pass. Submitting.",
+            "echo COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT && git add -A && git diff --cached",
+            t=t0 + 70,
+        ),
+        # Submitted is raised before the submit command's observation is written
+        {
+            "role": "exit",
+            "content": PATCH,
+            "extra": {"exit_status": "Submitted", "submission": PATCH},
+        },
+    ]
+    return json.dumps(
+        {
+            "info": {
+                "model_stats": {"instance_cost": 0.05, "api_calls": 6},
+                "config": {
+                    "agent": {"step_limit": 0},
+                    "agent_type": "minisweagent.agents.default.DefaultAgent",
+                    "model": {"model_name": "provider/model-x"},
+                },
+                "mini_version": "2.2.1",
+                "exit_status": "Submitted",
+                "submission": PATCH,
+            },
+            "messages": messages,
+            "trajectory_format": "mini-swe-agent-1.1",
+        },
+        indent=2,
+    )
+
+
+def test_mini_swe_agent_2_tool_calls_map_every_step(tmp_path: Path) -> None:
+    trace = read_trace(write(tmp_path, "run.traj.json", msa_v2_toolcalls()))
+    assert trace.format == "mini-swe-agent"
+    assert trace.agent == "mini-swe-agent 2.2.1 (provider/model-x)"
+    assert not [s for s in trace.skipped if s.tool_step]
+    got = [(c.command, c.exit_code, c.timed_out) for c in calls(trace)]
+    assert got == [
+        ("pip install pytest", 0, False),
+        ("ls pkg", 0, False),
+        ("cd /testbed && pytest tests/test_num.py", 1, False),
+        ("sleep 100", None, True),
+        ("sed -i 's/round(/my_round(/' pkg/num.py && pytest tests/test_num.py", 0, False),
+        ("echo COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT && git add -A && git diff --cached", 0, False),
+    ]
+    # the exit message is the submit command's result; the submission is the final diff
+    assert calls(trace)[-1].output == PATCH and trace.complete
+    assert trace.final_inventory is not None
+    assert [c.path for c in trace.final_inventory] == ["pkg/num.py"]
+    assert calls(trace)[0].output == "Successfully installed pytest-8.3.4\n"
+    assert calls(trace)[2].finished_at == 1767261611_000000
+    assert messages(trace, "assistant")[-1] == "The fix is in and the tests pass. Submitting."
+    assert "Tool call error" not in " ".join(messages(trace, "user"))
+    assert receipts(trace) == [
+        ("pytest tests/test_num.py", "fail", 4),
+        ("pytest tests/test_num.py", "pass", 4),
+    ]
+
+
+def test_mini_swe_agent_2_text_based_and_json_observations(tmp_path: Path) -> None:
+    """A text-based model (actions parsed from a ```bash block, observations as `user`
+    messages) under a config whose observation template is a JSON object."""
+    messages = [
+        {"role": "system", "content": "sys"},
+        {"role": "user", "content": "Do the task."},
+        {
+            "role": "assistant",
+            "content": "THOUGHT: test.\n\n```bash\nnpm test\n```",
+            "extra": {"actions": [{"command": "npm test"}], "timestamp": 1767261600.0},
+        },
+        {
+            "role": "user",
+            "content": json.dumps(
+                {"returncode": 1, "output": "Tests: 1 failed, 2 passed, 3 total"}
+            ),
+            "extra": {"raw_output": "Tests: 1 failed, 2 passed, 3 total", "returncode": 1},
+        },
+        # an observation whose `extra` was stripped: the rendered JSON still says it all
+        {
+            "role": "assistant",
+            "content": "```bash\nnpm run lint\n```",
+            "extra": {"actions": [{"command": "npm run lint"}]},
+        },
+        {
+            "role": "user",
+            "content": json.dumps({"returncode": 2, "output": "1 problem"}),
+            "extra": {"returncode": 2},
+        },
+        {
+            "role": "exit",
+            "content": "LimitsExceeded",
+            "extra": {"exit_status": "LimitsExceeded", "submission": ""},
+        },
+    ]
+    data = {
+        "info": {"mini_version": "2.0.0"},
+        "messages": messages,
+        "trajectory_format": "mini-swe-agent-1.1",
+    }
+    trace = read_trace(write(tmp_path, "t.traj.json", json.dumps(data)))
+    assert [(c.command, c.exit_code, c.output) for c in calls(trace)] == [
+        ("npm test", 1, "Tests: 1 failed, 2 passed, 3 total"),
+        ("npm run lint", 2, "1 problem"),
+    ]
+    assert not trace.skipped and trace.final_inventory is None
+
+
+def test_mini_swe_agent_2_responses_api(tmp_path: Path) -> None:
+    messages = [
+        {"role": "user", "content": "Do the task."},
+        {
+            "object": "response",
+            "output": [
+                {"type": "reasoning", "summary": []},
+                {
+                    "type": "message",
+                    "role": "assistant",
+                    "content": [{"type": "output_text", "text": "Listing."}],
+                },
+                {
+                    "type": "function_call",
+                    "call_id": "fc_1",
+                    "name": "bash",
+                    "arguments": '{"command": "ls"}',
+                },
+            ],
+            "extra": {
+                "actions": [{"command": "ls", "tool_call_id": "fc_1"}],
+                "timestamp": 1767261600.0,
+            },
+        },
+        {
+            "type": "function_call_output",
+            "call_id": "fc_1",
+            "output": "<returncode>0</returncode>\n<output>\na\n</output>",
+            "extra": {"raw_output": "a\n", "returncode": 0},
+        },
+    ]
+    data = {
+        "info": {"mini_version": "2.4.0"},
+        "messages": messages,
+        "trajectory_format": "mini-swe-agent-1.1",
+    }
+    trace = read_trace(write(tmp_path, "r.traj.json", json.dumps(data)))
+    assert [(c.call_id, c.command, c.exit_code, c.output) for c in calls(trace)] == [
+        ("fc_1", "ls", 0, "a\n")
+    ]
+    assert messages_of(trace) == [("user", "Do the task."), ("assistant", "Listing.")]
+
+
+def messages_of(trace: Trace) -> list[tuple[str, str]]:
+    return [(s.role, s.text) for s in trace.steps if isinstance(s, Message)]
+
+
+def test_mini_swe_agent_2_a_result_of_no_call_is_an_unread_tool_step(tmp_path: Path) -> None:
+    messages = [
+        {"role": "user", "content": "Do it."},
+        {
+            "role": "assistant",
+            "content": "x",
+            "tool_calls": [{"id": "a", "function": {"name": "python", "arguments": "{}"}}],
+        },
+        {
+            "role": "tool",
+            "tool_call_id": "zzz",
+            "content": "<returncode>0</returncode>",
+            "extra": {"returncode": 0},
+        },
+    ]
+    data = {"info": {"mini_version": "2.1.0"}, "messages": messages}
+    trace = read_trace(write(tmp_path, "u.traj.json", json.dumps(data)))
+    unread = [(s.where, s.kind) for s in trace.skipped if s.tool_step]
+    assert unread == [("message 1", "tool call"), ("message 2", "tool result")]
+
+
+# -- Gemini CLI JSONL chat recording (0.39 and later) -----------------------------------
+
+
+def _fr(call_id: str, name: str, output: str) -> dict[str, Any]:
+    return {"functionResponse": {"id": call_id, "name": name, "response": {"output": output}}}
+
+
+def _wrapped(text: str) -> str:
+    return f"<untrusted_context>\n{text}\n</untrusted_context>"
+
+
+def gemini_jsonl() -> str:
+    def ts(s: int) -> str:
+        return f"2026-05-01T09:00:{s:02d}.000Z"
+
+    lint_out = _wrapped(
+        "Output: src/a.ts\n  3:1  error  no-unused-vars\n\n1 problem\n"
+        "Exit Code: 1\nProcess Group PGID: 41"
+    )
+    build_out = _wrapped("Output: built in 1.2s\nProcess Group PGID: 42")
+    call_lint = {
+        "id": "c-lint",
+        "name": "run_shell_command",
+        "args": {"command": "npm run lint"},
+        "status": "success",  # the shell tool reports success; its output says exit 1
+        "timestamp": ts(5),
+        "result": [_fr("c-lint", "run_shell_command", lint_out)],
+    }
+    call_build = {
+        "id": "c-build",
+        "name": "run_shell_command",
+        "args": {"command": "npm run build"},
+        "status": "success",
+        "timestamp": ts(9),
+        "result": None,  # the response is only in the user message that follows
+    }
+    call_write = {
+        "id": "c-write",
+        "name": "write_file",
+        "args": {"file_path": f"{WORK}/src/b.ts", "content": "export const b = 1;\n"},
+        "status": "success",
+        "timestamp": ts(12),
+        "result": [
+            _fr(
+                "c-write",
+                "write_file",
+                f"Successfully created and wrote to new file: {WORK}/src/b.ts.",
+            )
+        ],
+    }
+    g1 = {
+        "id": "g1",
+        "timestamp": ts(4),
+        "type": "gemini",
+        "content": "Linting first.",
+        "model": "gemini-x",
+    }
+    rows: list[dict[str, Any]] = [
+        {"sessionId": "s-9", "projectHash": "abc", "startTime": ts(0), "lastUpdated": ts(0)},
+        {
+            "id": "u1",
+            "timestamp": ts(1),
+            "type": "user",
+            "content": [{"text": "Fix the lint error and build."}],
+        },
+        {"$set": {"lastUpdated": ts(1)}},
+        g1,
+        {"$set": {"lastUpdated": ts(4)}},
+        {**g1, "toolCalls": [call_lint]},  # written again with its tool call
+        {
+            "id": "u2",
+            "timestamp": ts(6),
+            "type": "user",
+            "content": [_fr("c-lint", "run_shell_command", lint_out)],
+        },
+        {
+            "id": "g2",
+            "timestamp": ts(8),
+            "type": "gemini",
+            "content": "",
+            "toolCalls": [call_build],
+        },
+        {
+            "id": "u3",
+            "timestamp": ts(10),
+            "type": "user",
+            "content": [_fr("c-build", "run_shell_command", build_out)],
+        },
+        {"id": "g3", "timestamp": ts(11), "type": "gemini", "content": "An idea I took back."},
+        {"$rewindTo": "g3"},
+        {
+            "id": "g4",
+            "timestamp": ts(12),
+            "type": "gemini",
+            "content": "",
+            "toolCalls": [call_write],
+        },
+        {
+            "id": "u4",
+            "timestamp": ts(13),
+            "type": "user",
+            "content": [_fr("c-write", "write_file", "ok")],
+        },
+        {
+            "id": "g5",
+            "timestamp": ts(14),
+            "type": "gemini",
+            "content": "Lint still fails; the build passes.",
+        },
+        {"$set": {"lastUpdated": ts(15), "summary": "lint and build"}},
+    ]
+    return jsonl(rows)
+
+
+def test_gemini_jsonl_recording_is_detected_and_read(tmp_path: Path) -> None:
+    path = write(tmp_path, "session-2026-05-01T09-00-s9.jsonl", gemini_jsonl())
+    trace = read_trace(path)
+    assert trace.format == "gemini-cli"
+    got = [(c.call_id, c.command or c.path, c.exit_code, c.failed) for c in calls(trace)]
+    assert got == [
+        ("c-lint", "npm run lint", 1, False),  # Exit Code: 1 wins over status success
+        ("c-build", "npm run build", 0, False),  # no Exit Code line: it exited 0
+        ("c-write", f"{WORK}/src/b.ts", None, False),
+    ]
+    assert calls(trace)[1].output == "built in 1.2s"  # from the functionResponse part
+    assert calls(trace)[2].created is True
+    # each message once, tool responses are no user words, the rewound one is gone
+    assert messages_of(trace) == [
+        ("user", "Fix the lint error and build."),
+        ("assistant", "Linting first."),
+        ("assistant", "Lint still fails; the build passes."),
+    ]
+    assert trace.started_at == 1777626000_000000
+    assert [s.reason for s in trace.skipped] == ["1 message(s) rewound out of the conversation"]
+    assert not [s for s in trace.skipped if s.tool_step]
+
+
+def test_gemini_jsonl_checkpoint_replaces_the_messages(tmp_path: Path) -> None:
+    rows = [
+        {"sessionId": "s", "projectHash": "p", "startTime": "2026-05-01T09:00:00Z"},
+        {"id": "a", "timestamp": "2026-05-01T09:00:01Z", "type": "user", "content": "old"},
+        {
+            "$set": {
+                "messages": [
+                    {
+                        "id": "b",
+                        "timestamp": "2026-05-01T09:00:02Z",
+                        "type": "user",
+                        "content": "new",
+                    }
+                ]
+            }
+        },
+        {"id": "c", "timestamp": "2026-05-01T09:00:03Z", "type": "gemini", "content": "done"},
+    ]
+    trace = read_trace(write(tmp_path, "session-x.jsonl", jsonl(rows)))
+    assert messages_of(trace) == [("user", "new"), ("assistant", "done")]
+
+
+def _early(command: str, output: str, error: str, code: str) -> str:
+    """A shell result in the form before about 0.2x: every field, `(none)` when empty."""
+    return "\n".join(
+        [
+            f"Command: {command}",
+            "Directory: (root)",
+            f"Output: {output}",
+            f"Error: {error}",
+            f"Exit Code: {code}",
+            "Signal: (none)",
+            "Background PIDs: (none)",
+            "Process Group PGID: 7",
+        ]
+    )
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        (_early("ls", "(empty)", "(none)", "0"), ("", 0)),
+        (_early("make", "boom", "(none)", "2"), ("boom", 2)),
+        (_early("x", "(empty)", "spawn x ENOENT", "(none)"), ("", None)),
+        # later: only the fields that apply, wrapped; no Exit Code line means 0
+        (_wrapped("Output: 3 passed\nProcess Group PGID: 8"), ("3 passed", 0)),
+        (_wrapped("Output: FAIL\nExit Code: 1\nProcess Group PGID: 8"), ("FAIL", 1)),
+        (_wrapped("Output: (empty)\nSignal: SIGTERM\nProcess Group PGID: 8"), ("", None)),
+        ("Command moved to background (PID: 12). Output hidden. Press Ctrl+B to view.", None),
+    ],
+)
+def test_gemini_shell_result_forms(text: str, expected: tuple[str, int | None] | None) -> None:
+    from outcomes.importers.gemini_cli import shell_result
+
+    output, code, timed_out = shell_result(text)
+    if expected is None:
+        assert code is None and not timed_out
+    else:
+        assert (output, code) == expected
+    assert shell_result(
+        "Command was automatically cancelled because it exceeded the timeout of 5.0 minutes"
+        " without output. There was no output before it was cancelled."
+    )[1:] == (None, True)
+
+
+# -- nesting without bound ---------------------------------------------------------------
+
+DEEP = 100_000
+
+
+def _deep_list() -> str:
+    return "[" * DEEP + "]" * DEEP
+
+
+def _deep_object(key: str) -> str:
+    return ('{"' + key + '": ') * DEEP + "1" + "}" * DEEP
+
+
+@pytest.mark.parametrize(
+    ("name", "text"),
+    [
+        ("deep.json", _deep_list()),
+        (
+            "deep.traj.json",
+            '{"trajectory_format": "mini-swe-agent-1.1", "messages": ' + _deep_list() + "}",
+        ),
+        (
+            "session-deep.json",
+            '{"sessionId": "s", "projectHash": "p", "messages": ' + _deep_list() + "}",
+        ),
+        ("events.json", '[{"kind": "ActionEvent", "action": ' + _deep_object("a") + "}]"),
+    ],
+)
+def test_a_document_nested_past_any_limit_is_one_line(tmp_path: Path, name: str, text: str) -> None:
+    """Detection and every whole-document reader: a TraceUnreadable line, never a
+    RecursionError."""
+    path = write(tmp_path, name, text)
+    for fmt in (
+        None,
+        "mini-swe-agent",
+        "gemini-cli",
+        "openhands-events",
+        "claude-code-jsonl",
+        "aider-history",
+    ):
+        try:
+            read_trace(path, fmt)
+        except TraceUnreadable as exc:
+            assert "\n" not in str(exc)
+        # a reader may also read the rest of the file and skip the record (JSONL)
+
+
+def test_a_jsonl_line_nested_too_deeply_is_skipped_and_the_rest_kept(tmp_path: Path) -> None:
+    base = {"sessionId": "s-1", "cwd": WORK, "version": "2.1.0"}
+    good = {
+        **base,
+        "type": "user",
+        "timestamp": "2026-02-01T10:00:01Z",
+        "message": {"role": "user", "content": "Hi."},
+    }
+    answer = {
+        **base,
+        "type": "assistant",
+        "timestamp": "2026-02-01T10:00:02Z",
+        "message": {
+            "id": "m",
+            "role": "assistant",
+            "content": [{"type": "text", "text": "Hello."}],
+        },
+    }
+    text = json.dumps(good) + "\n" + _deep_object("message") + "\n" + json.dumps(answer) + "\n"
+    path = write(tmp_path, "s.jsonl", text)
+    assert detect(path, text).name == "claude-code-jsonl"
+    trace = read_trace(path)
+    assert messages_of(trace) == [("user", "Hi."), ("assistant", "Hello.")]
+    assert [s.where for s in trace.skipped] == ["line 2"]
+    assert "nested too deeply" in trace.skipped[0].reason
+
+
+def test_nested_arguments_are_kept_only_to_a_bounded_depth(tmp_path: Path) -> None:
+    """A value a little under the parser's limit parses; what a reader keeps of it is cut
+    at MAX_NESTING, so nothing downstream follows it without bound."""
+    from outcomes.importers.base import MAX_NESTING
+
+    nested: Any = "x"
+    for _ in range(400):
+        nested = {"k": nested}
+    rows = [
+        {"type": "init", "timestamp": "2026-05-01T09:00:00Z", "session_id": "s", "model": "m"},
+        {"type": "message", "timestamp": "2026-05-01T09:00:01Z", "role": "user", "content": "go"},
+        {
+            "type": "tool_use",
+            "timestamp": "2026-05-01T09:00:02Z",
+            "tool_name": "mcp_x",
+            "tool_id": "t1",
+            "parameters": {"deep": nested},
+        },
+        {
+            "type": "tool_result",
+            "timestamp": "2026-05-01T09:00:03Z",
+            "tool_id": "t1",
+            "status": "success",
+            "output": "ok",
+        },
+    ]
+    trace = read_trace(write(tmp_path, "stream.jsonl", jsonl(rows)))
+    depth, value = 0, calls(trace)[0].arguments
+    while isinstance(value, dict):
+        depth, value = depth + 1, next(iter(value.values()))
+    assert depth == MAX_NESTING and value == "…"
+    derive(trace, "r")  # and the derivation reads it
