@@ -215,8 +215,8 @@ class GeminiCliImporter(Importer):
                 raise unreadable(path, self.name, str(exc)) from None
             data = None
         if isinstance(data, dict) and isinstance(data.get("messages"), list):
-            found = [
-                (m, f"message {i}") if isinstance(m, dict) else (None, f"message {i}")
+            found: list[tuple[dict[str, Any] | None, str]] = [
+                (m if isinstance(m, dict) else None, f"message {i}")
                 for i, m in enumerate(data["messages"])
             ]
             last = f"message {len(data['messages']) - 1}"

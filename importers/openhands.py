@@ -30,7 +30,7 @@ from __future__ import annotations
 import ast
 import re
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 from outcomes.importers.base import (
     Importer,
@@ -89,6 +89,11 @@ _V0_QUIET = {
     "loop_detection",
     "task_tracking",
     "success",
+}
+_PATCH_CHANGE: dict[str, Literal["added", "modified", "deleted"]] = {
+    "Add": "added",
+    "Update": "modified",
+    "Delete": "deleted",
 }
 _PATCH_FILE = re.compile(r"^\*\*\* (Add|Update|Delete) File: (.+?)\s*$", re.M)
 
@@ -524,9 +529,8 @@ class OpenHandsImporter(Importer):
             patch = item.pop("patch", None)
             steps.append(ToolCall(**item))
             if isinstance(patch, str) and item.get("output") is not None and not item.get("failed"):
-                change = {"Add": "added", "Update": "modified", "Delete": "deleted"}
                 steps.extend(
-                    FileChange(m.group(2), change[m.group(1)], item["where"], item["at"])  # type: ignore[arg-type]
+                    FileChange(m.group(2), _PATCH_CHANGE[m.group(1)], item["where"], item["at"])
                     for m in _PATCH_FILE.finditer(patch)
                 )
         if not steps:

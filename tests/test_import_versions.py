@@ -612,3 +612,470 @@ def test_nested_arguments_are_kept_only_to_a_bounded_depth(tmp_path: Path) -> No
         depth, value = depth + 1, next(iter(value.values()))
     assert depth == MAX_NESTING and value == "…"
     derive(trace, "r")  # and the derivation reads it
+
+
+# -- mini-swe-agent 2.x, interactive: an action not executed ----------------------------
+
+
+def test_mini_swe_agent_2_interactive_submit_and_unexecuted_actions(tmp_path: Path) -> None:
+    """The interactive agent writes an observation for every action, padding those it did
+    not run (`action was not executed`); the submit command is one of those when it
+    raised Submitted, and the exit message is its result."""
+    submit = "echo COMPLETE_TASK_AND_SUBMIT_FINAL_OUTPUT"
+    not_run = {"raw_output": "", "returncode": -1, "exception_info": "action was not executed"}
+    messages = [
+        {"role": "user", "content": "Tidy up."},
+        {
+            "role": "assistant",
+            "content": "Both at once.",
+            "extra": {
+                "actions": [
+                    {"command": "rm -rf build", "tool_call_id": "a"},
+                    {"command": "make", "tool_call_id": "b"},
+                ]
+            },
+        },
+        {
+            "role": "tool",
+            "tool_call_id": "a",
+            "content": "<returncode>0</returncode>",
+            "extra": {"raw_output": "", "returncode": 0},
+        },
+        {"role": "tool", "tool_call_id": "b", "content": "not run", "extra": not_run},
+        {
+            "role": "assistant",
+            "content": "Done.",
+            "extra": {"actions": [{"command": submit, "tool_call_id": "c"}]},
+        },
+        {"role": "tool", "tool_call_id": "c", "content": "not run", "extra": not_run},
+        {"role": "exit", "content": "", "extra": {"exit_status": "Submitted", "submission": ""}},
+    ]
+    data = {"info": {"mini_version": "2.3.0"}, "messages": messages}
+    trace = read_trace(write(tmp_path, "i.traj.json", json.dumps(data)))
+    assert [(c.command, c.exit_code, c.output) for c in calls(trace)] == [
+        ("rm -rf build", 0, ""),
+        (submit, 0, ""),
+    ]
+    assert [(s.where, s.tool_step) for s in trace.skipped] == [("message 1", False)]
+    assert trace.complete
+
+
+# -- Claude Code --------------------------------------------------------------------------
+
+
+def claude_stream() -> str:
+    sid = {"session_id": "5e55-10n"}
+
+    def assistant(mid: str, *blocks: dict[str, Any]) -> dict[str, Any]:
+        return {
+            "type": "assistant",
+            "message": {
+                "id": mid,
+                "role": "assistant",
+                "model": "claude-x",
+                "content": list(blocks),
+            },
+            "parent_tool_use_id": None,
+            **sid,
+        }
+
+    def result(cid: str, text: str, error: bool = False, **extra: Any) -> dict[str, Any]:
+        block = {"type": "tool_result", "tool_use_id": cid, "content": text, "is_error": error}
+        return {
+            "type": "user",
+            "message": {"role": "user", "content": [block]},
+            "parent_tool_use_id": None,
+            **sid,
+            **extra,
+        }
+
+    rows = [
+        {
+            "type": "system",
+            "subtype": "init",
+            "cwd": WORK,
+            "model": "claude-x",
+            "tools": ["Bash"],
+            "claude_code_version": "2.1.80",
+            **sid,
+        },
+        assistant(
+            "m1",
+            {"type": "text", "text": "Running the tests."},
+            {"type": "tool_use", "id": "t1", "name": "Bash", "input": {"command": "pytest -q"}},
+        ),
+        result("t1", "Exit code 1\n1 failed, 2 passed in 0.1s", True),
+        # a subagent's work: its call counts, its words do not
+        {
+            **assistant(
+                "m2",
+                {"type": "text", "text": "subagent musing"},
+                {
+                    "type": "tool_use",
+                    "id": "t2",
+                    "name": "Edit",
+                    "input": {"file_path": f"{WORK}/a.py", "old_string": "x", "new_string": "y"},
+                },
+            ),
+            "parent_tool_use_id": "task-1",
+        },
+        {**result("t2", "The file has been updated."), "parent_tool_use_id": "task-1"},
+        assistant(
+            "m3",
+            {
+                "type": "server_tool_use",
+                "id": "srv1",
+                "name": "web_search",
+                "input": {"query": "pytest flag"},
+            },
+        ),
+        assistant(
+            "m3",
+            {
+                "type": "web_search_tool_result",
+                "tool_use_id": "srv1",
+                "content": [
+                    {"type": "web_search_result", "title": "t", "url": "https://example.org"}
+                ],
+            },
+        ),
+        assistant(
+            "m4",
+            {"type": "tool_use", "id": "t3", "name": "Bash", "input": {"command": "pytest -q"}},
+        ),
+        result(
+            "t3",
+            "3 passed in 0.1s",
+            tool_use_result={"stdout": "3 passed in 0.1s", "stderr": "", "interrupted": False},
+        ),
+        assistant("m5", {"type": "text", "text": "All 3 tests pass."}),
+        {
+            "type": "result",
+            "subtype": "success",
+            "is_error": False,
+            "result": "All 3 tests pass.",
+            "num_turns": 5,
+            **sid,
+        },
+    ]
+    return jsonl(rows)
+
+
+def test_claude_code_stream_json(tmp_path: Path) -> None:
+    path = write(tmp_path, "run.jsonl", claude_stream())
+    trace = read_trace(path)
+    assert trace.format == "claude-code-jsonl" and trace.root == WORK
+    assert trace.agent == "claude-code 2.1.80 (claude-x)"
+    assert [(c.call_id, c.kind, c.exit_code) for c in calls(trace)] == [
+        ("t1", "shell", 1),
+        ("t2", "edit", None),
+        ("srv1", "read", None),
+        ("t3", "shell", 0),
+    ]
+    assert calls(trace)[3].output == "3 passed in 0.1s"
+    assert "subagent musing" not in " ".join(messages(trace, "assistant"))
+    final = [s for s in trace.steps if isinstance(s, Message) and s.final]
+    assert [m.text for m in final] == ["All 3 tests pass."]
+    assert not trace.skipped
+    assert receipts(trace) == [("pytest -q", "fail", 3), ("pytest -q", "pass", 3)]
+
+
+def test_claude_code_unknown_tool_blocks_are_unread_tool_steps(tmp_path: Path) -> None:
+    base = {
+        "sessionId": "s",
+        "cwd": WORK,
+        "version": "2.1.100",
+        "timestamp": "2026-03-01T10:00:00Z",
+    }
+    rows = [
+        {**base, "type": "user", "message": {"role": "user", "content": "Go."}},
+        {
+            **base,
+            "type": "assistant",
+            "message": {
+                "id": "m",
+                "role": "assistant",
+                "content": [{"type": "future_tool_use", "id": "f1"}],
+            },
+        },
+        {
+            **base,
+            "type": "user",
+            "message": {
+                "role": "user",
+                "content": [{"type": "tool_result", "tool_use_id": "gone", "content": "x"}],
+            },
+        },
+        {
+            **base,
+            "type": "assistant",
+            "message": {
+                "id": "m2",
+                "role": "assistant",
+                "content": [{"type": "sparkle", "x": 1}, {"type": "document", "source": {}}],
+            },
+        },
+        {**base, "type": "progress", "data": {"type": "bash_progress", "output": "..."}},
+    ]
+    trace = read_trace(write(tmp_path, "s.jsonl", jsonl(rows)))
+    assert [(s.where, s.tool_step, s.kind) for s in trace.skipped] == [
+        ("line 2", True, "future_tool_use"),
+        ("line 3", True, "tool_result"),
+        ("line 4", False, ""),
+    ]
+
+
+def test_claude_code_subagent_progress_lines_carry_its_tool_calls(tmp_path: Path) -> None:
+    base = {"sessionId": "s", "cwd": WORK, "version": "2.1.30", "timestamp": "2026-03-01T10:00:00Z"}
+    inner_call = {
+        "type": "assistant",
+        "timestamp": "2026-03-01T10:00:05Z",
+        "message": {
+            "role": "assistant",
+            "content": [
+                {
+                    "type": "tool_use",
+                    "id": "sub1",
+                    "name": "Write",
+                    "input": {"file_path": f"{WORK}/n.txt", "content": "n"},
+                }
+            ],
+        },
+    }
+    inner_result = {
+        "type": "user",
+        "timestamp": "2026-03-01T10:00:06Z",
+        "message": {
+            "role": "user",
+            "content": [
+                {
+                    "type": "tool_result",
+                    "tool_use_id": "sub1",
+                    "content": "File created successfully",
+                }
+            ],
+        },
+    }
+    rows = [
+        {**base, "type": "user", "message": {"role": "user", "content": "Go."}},
+        {**base, "type": "progress", "data": {"type": "agent_progress", "message": inner_call}},
+        {
+            **base,
+            "type": "progress",
+            "data": {"type": "agent_progress", "message": inner_call},
+        },  # again
+        {**base, "type": "progress", "data": {"type": "agent_progress", "message": inner_result}},
+        {
+            **base,
+            "type": "assistant",
+            "message": {
+                "id": "m",
+                "role": "assistant",
+                "content": [{"type": "text", "text": "Wrote n.txt."}],
+            },
+        },
+    ]
+    trace = read_trace(write(tmp_path, "p.jsonl", jsonl(rows)))
+    assert [(c.call_id, c.kind, c.path, c.output) for c in calls(trace)] == [
+        ("sub1", "write", f"{WORK}/n.txt", "File created successfully")
+    ]
+    assert messages_of(trace) == [("user", "Go."), ("assistant", "Wrote n.txt.")]
+
+
+# -- OpenHands ----------------------------------------------------------------------------
+
+
+def openhands_sdk_current() -> str:
+    t = "2026-04-01T08:00:{:02d}"
+
+    def action(i: int, eid: str, cid: str, tool: str, act: dict[str, Any] | None) -> dict[str, Any]:
+        return {
+            "kind": "ActionEvent",
+            "id": eid,
+            "timestamp": t.format(i),
+            "source": "agent",
+            "tool_name": tool,
+            "tool_call_id": cid,
+            "action": act,
+            "thought": [],
+        }
+
+    def observation(i: int, eid: str, cid: str, tool: str, obs: dict[str, Any]) -> dict[str, Any]:
+        return {
+            "kind": "ObservationEvent",
+            "id": f"o-{eid}",
+            "timestamp": t.format(i),
+            "source": "environment",
+            "tool_name": tool,
+            "tool_call_id": cid,
+            "action_id": eid,
+            "observation": obs,
+        }
+
+    def text(s: str) -> list[dict[str, Any]]:
+        return [{"type": "text", "text": s}]
+
+    patch = (
+        "*** Begin Patch\n*** Add File: docs/NEW.md\n+hello\n"
+        "*** Update File: src/app.py\n@@\n-a\n+b\n*** End Patch"
+    )
+    events = [
+        {
+            "kind": "MessageEvent",
+            "id": "m0",
+            "timestamp": t.format(0),
+            "source": "user",
+            "llm_message": {"role": "user", "content": text("Make the build pass.")},
+        },
+        action(
+            1,
+            "a1",
+            "c1",
+            "terminal",
+            {"kind": "TerminalAction", "command": "make build", "is_input": False},
+        ),
+        observation(
+            2,
+            "a1",
+            "c1",
+            "terminal",
+            {
+                "kind": "TerminalObservation",
+                "content": text("error: x"),
+                "command": "make build",
+                "exit_code": 2,
+                "timeout": False,
+                "metadata": {"exit_code": 2, "working_dir": WORK},
+            },
+        ),
+        action(3, "a2", "c2", "apply_patch", {"kind": "ApplyPatchAction", "patch": patch}),
+        observation(
+            4,
+            "a2",
+            "c2",
+            "apply_patch",
+            {"kind": "ApplyPatchObservation", "content": text("Done!"), "is_error": False},
+        ),
+        action(
+            5,
+            "a3",
+            "c3",
+            "write_file",
+            {"kind": "WriteFileAction", "file_path": f"{WORK}/notes.txt", "content": "n"},
+        ),
+        observation(
+            6,
+            "a3",
+            "c3",
+            "write_file",
+            {
+                "kind": "WriteFileObservation",
+                "content": text("ok"),
+                "is_error": False,
+                "is_new_file": True,
+            },
+        ),
+        action(7, "a4", "c4", "terminal", None),  # a call the model garbled: nothing ran
+        {
+            "kind": "AgentErrorEvent",
+            "id": "e4",
+            "timestamp": t.format(8),
+            "source": "agent",
+            "tool_name": "terminal",
+            "tool_call_id": "c4",
+            "error": "invalid arguments",
+        },
+        {
+            "kind": "ACPToolCallEvent",
+            "id": "x1",
+            "timestamp": t.format(9),
+            "source": "agent",
+            "tool_call_id": "acp-1",
+            "title": "npm test",
+            "tool_kind": "execute",
+            "status": "in_progress",
+            "raw_input": {"command": "npm test"},
+        },
+        {
+            "kind": "ACPToolCallEvent",
+            "id": "x2",
+            "timestamp": t.format(10),
+            "source": "agent",
+            "tool_call_id": "acp-1",
+            "title": "npm test",
+            "tool_kind": "execute",
+            "status": "failed",
+            "raw_input": {"command": "npm test"},
+            "raw_output": "1 failing",
+            "is_error": True,
+        },
+        {
+            "kind": "ConversationStateUpdateEvent",
+            "id": "s1",
+            "timestamp": t.format(11),
+            "source": "environment",
+            "key": "execution_status",
+            "value": "finished",
+        },
+        action(
+            12, "a5", "c5", "finish", {"kind": "FinishAction", "message": "The build still fails."}
+        ),
+    ]
+    return json.dumps(events)
+
+
+def test_openhands_sdk_current_tools(tmp_path: Path) -> None:
+    trace = read_trace(write(tmp_path, "events.json", openhands_sdk_current()))
+    assert trace.format == "openhands-events" and trace.root == WORK
+    got = [(c.call_id, c.kind, c.command or c.path, c.exit_code, c.failed) for c in calls(trace)]
+    assert got == [
+        ("c1", "shell", "make build", 2, None),
+        ("c2", "other", None, None, False),
+        ("c3", "write", f"{WORK}/notes.txt", None, False),
+        ("acp-1", "shell", "npm test", None, True),
+    ]
+    assert calls(trace)[0].output == "error: x" and calls(trace)[2].created is True
+    changes = [(s.path, s.change) for s in trace.steps if type(s).__name__ == "FileChange"]
+    assert changes == [("docs/NEW.md", "added"), ("src/app.py", "modified")]
+    assert not [s for s in trace.skipped if s.tool_step]
+    assert messages_of(trace)[-1] == ("assistant", "The build still fails.")
+
+
+def test_openhands_v0_history_pairs(tmp_path: Path) -> None:
+    run = {
+        "id": 2,
+        "source": "agent",
+        "action": "run",
+        "args": {"command": "pytest -q"},
+        "timestamp": "2026-04-01T08:00:01",
+    }
+    out = {
+        "id": 3,
+        "source": "agent",
+        "observation": "run",
+        "content": "2 passed in 0.1s",
+        "extras": {"command": "pytest -q", "metadata": {"exit_code": 0}},
+    }
+    write_action = {
+        "id": 4,
+        "source": "agent",
+        "action": "edit",
+        "args": {"path": "/w/a.py", "command": "create", "file_text": "x"},
+    }
+    write_obs = {
+        "observation": "edit",
+        "content": "File created successfully at: /w/a.py",
+        "extras": {},
+    }
+    output = {
+        "instance_id": "i-1",
+        "instruction": "Fix it.",
+        "history": [[run, out], [write_action, write_obs]],
+        "metadata": {"agent_class": "CodeActAgent"},
+    }
+    trace = read_trace(write(tmp_path, "output.jsonl", json.dumps(output) + "\n"))
+    assert [(c.command or c.path, c.exit_code, c.output) for c in calls(trace)] == [
+        ("pytest -q", 0, "2 passed in 0.1s"),
+        ("/w/a.py", None, "File created successfully at: /w/a.py"),
+    ]
+    assert not trace.skipped
