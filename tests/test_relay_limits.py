@@ -8,13 +8,17 @@ recovers, with the notification left uncommitted."""
 from __future__ import annotations
 
 import email.utils
+import shutil
 import signal
 import socket
+import ssl
+import subprocess
 import threading
 import time
 import uuid
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -73,12 +77,21 @@ def _read_request(conn: socket.socket) -> bool:
 def endpoint() -> Iterator[Callable[[Callable[[Endpoint, socket.socket], None]], Endpoint]]:
     listeners: list[socket.socket] = []
 
-    def start(behaviour: Callable[[Endpoint, socket.socket], None]) -> Endpoint:
+    def start(
+        behaviour: Callable[[Endpoint, socket.socket], None],
+        tls: ssl.SSLContext | None = None,
+    ) -> Endpoint:
         listener = socket.create_server(("127.0.0.1", 0))
         listeners.append(listener)
         state = Endpoint(lambda conn: behaviour(state, conn))
 
         def serve(conn: socket.socket) -> None:
+            if tls is not None:
+                try:
+                    conn = tls.wrap_socket(conn, server_side=True)
+                except OSError:
+                    conn.close()
+                    return
             with conn:
                 try:
                     while _read_request(conn):
@@ -97,7 +110,8 @@ def endpoint() -> Iterator[Callable[[Callable[[Endpoint, socket.socket], None]],
                 threading.Thread(target=serve, args=(conn,), daemon=True).start()
 
         threading.Thread(target=accept, daemon=True).start()
-        state.url = f"http://127.0.0.1:{listener.getsockname()[1]}/hook"
+        scheme = "https" if tls is not None else "http"
+        state.url = f"{scheme}://127.0.0.1:{listener.getsockname()[1]}/hook"
         return state
 
     yield start
@@ -293,3 +307,48 @@ def test_the_relay_refuses_a_timeout_that_is_not_positive() -> None:
         WebhookRelay("http://127.0.0.1:9/x", SECRET, timeout=0)
     with pytest.raises(RelayError, match="--max-backoff >= 0"):
         WebhookRelay("http://127.0.0.1:9/x", SECRET, max_backoff=-1)
+
+
+def _self_signed(tmp: Path) -> tuple[ssl.SSLContext, ssl.SSLContext]:
+    """A server context with a fresh self-signed certificate for 127.0.0.1, and a client
+    context that trusts only it."""
+    if shutil.which("openssl") is None:
+        pytest.skip("the openssl command is needed to make a test certificate")
+    key, cert = tmp / "key.pem", tmp / "cert.pem"
+    command = ["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1"]
+    command += ["-keyout", str(key), "-out", str(cert), "-subj", "/CN=127.0.0.1"]
+    command += ["-addext", "subjectAltName=IP:127.0.0.1"]
+    subprocess.run(
+        command,
+        check=True,
+        capture_output=True,
+        timeout=60,
+    )
+    server = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    server.load_cert_chain(cert, key)
+    client = ssl.create_default_context(cafile=str(cert))
+    return server, client
+
+
+def test_over_tls_the_connection_is_kept_alive_and_the_deadline_holds(
+    endpoint: Callable[..., Endpoint], tmp_path: Path
+) -> None:
+    server, client = _self_signed(tmp_path)
+
+    def ok(state: Endpoint, conn: socket.socket) -> None:
+        state.send(conn, b"HTTP/1.1 204 No Content\r\nContent-Length: 0\r\n\r\n")
+
+    up = endpoint(ok, tls=server)
+    relay = WebhookRelay(up.url, SECRET, timeout=5.0, ssl_context=client)
+    for n in range(3):
+        relay.deliver(_item(n))
+    relay.close()
+    assert up.requests == 3 and relay.stats.delivered == 3
+
+    slow = endpoint(_trickle(b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\n\r\nok", 0.4), tls=server)
+    relay = WebhookRelay(slow.url, SECRET, timeout=1.0, ssl_context=client)
+    began = time.monotonic()
+    with pytest.raises(RetryLater, match="no complete answer within 1 s"):
+        relay.deliver(_item())
+    relay.close()
+    assert time.monotonic() - began < 3.0

@@ -161,9 +161,10 @@ class _DeadlineSocket:
             sent = self._sock.send(view)
             view = view[sent:]
 
-    def recv_into(self, buffer: Any, nbytes: int = 0, flags: int = 0) -> int:
+    def recv_into(self, buffer: Any, *args: Any) -> int:
         self._sock.settimeout(self._left())
-        return self._sock.recv_into(buffer, nbytes, flags)
+        received: int = self._sock.recv_into(buffer, *args)  # TLS: its own defaults
+        return received
 
     def makefile(self, mode: str = "rb", *args: Any, **kwargs: Any) -> io.BufferedReader:
         if mode != "rb":
