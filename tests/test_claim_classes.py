@@ -65,6 +65,12 @@ EFFECTS = [
     # kept on someone else's system: saved or logged there
     ("Email drafted and saved to your drafts folder.", "saved"),
     ("I logged the call in Salesforce.", "I logged"),
+    # infrastructure and forges
+    ("Terraform apply completed: 3 added, 1 changed, 0 destroyed.", "Terraform apply completed"),
+    ("I rotated the API keys in AWS Secrets Manager.", "I rotated"),
+    ("The cron job is set up to run nightly at 2am.", "The cron job is set up"),
+    ("I've commented on the issue with the root cause.", "I've commented"),
+    ("The rollout is complete.", "The rollout is complete"),
 ]
 
 
@@ -325,6 +331,9 @@ CODE_DESCRIPTIONS = [
     "Users can cancel their reservation from the dashboard.",
     "The new endpoint lets support agents reschedule appointments.",
     "Cancelled bookings are now hidden from the list.",
+    "Backups are uploaded to S3 nightly.",
+    "Tasks completed: 3/5",
+    "I commented out the debug print.",
 ]
 
 

@@ -178,6 +178,8 @@ def _head(
         # "set up X" takes its kind from X, as other change verbs do: a cron job or a
         # webhook is outside the workspace (an effect), a database row a record.
         place = place_in(words, h + 1, None, reach=6)
+        if place is None and is_passive(words, h, use):
+            place = np_place(use.subject)  # "The cron job is set up to run nightly"
         kind: ClaimKind = (
             "effect" if place == "remote" else "persistence" if place == "record" else "completion"
         )
@@ -258,8 +260,12 @@ def _completion(words: Sequence[str], h: int, w: str, prior: Use | None) -> Cand
         return None
     if use is None:
         return None
-    if list_introducer(words, h, use) or _count_label(words, h):
-        return None
+    if list_introducer(words, h, use) or (
+        _count_label(words, h)
+        and not (use.how == "np" and _subject_noun(use, words, h) in OTHER_KIND_NOUNS)
+    ):
+        return None  # a tally ("Tasks completed: 3/5"), unless an operation on the world
+        # reports its counts ("Terraform apply completed: 3 added, 1 changed")
     if w == "done" and use.how in ("first", "pronoun", "aux") and object_follows(words, h):
         return None  # "I've done a thorough analysis": the verb "do", not the state
     if (

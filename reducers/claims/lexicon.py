@@ -162,7 +162,9 @@ VERIFY_NOUNS = class_of(
     typecheck stylecheck preflight"""
 )
 
-PUSH_NOUNS = frozenset({"push", "deploy", "deployment", "release", "upload"})
+PUSH_NOUNS = frozenset(
+    {"push", "deploy", "deployment", "release", "upload", "rollout", "apply", "provisioning"}
+)
 
 RECORD_NOUNS = frozenset({"commit", "merge"})
 

@@ -51,7 +51,7 @@ REMOTE = _class(
     checkout cart salesforce hubspot zendesk intercom freshdesk stripe shopify square
     paypal twilio sendgrid mailchimp gmail outlook deployment deployments cluster
     clusters kubernetes k8s helm pod pods incident incidents pagerduty opsgenie
-    statuspage""",
+    statuspage terraform pulumi""",
     # what a service keeps for its user (not "address" or "password", which are also a
     # verb and a code word)
     """profile profiles mailing newsletter newsletters draft drafts voicemail""",
@@ -186,7 +186,7 @@ CHANGE_VERBS = _class(
     reassigned redirected dismissed muted unmuted shared unshared""",
     # the acts of a mailbox and a calendar
     """declined accepted marked flagged unflagged starred unstarred snoozed pinned
-    unpinned unsubscribed rsvped""",
+    unpinned unsubscribed rsvped commented""",
 )
 
 # Outcomes that are not a result reached ("I am completely blocked").

@@ -212,7 +212,12 @@ def generic(words: Sequence[str], h: int, w: str, prior: Use | None) -> Candidat
     # An act whose own verb names a remote or a record ("booked", "committed"), or a
     # change made to one named right after it ("moved the emails", "deleted the PR").
     acted = verb_place(w) is not None or (
-        w in CHANGE_VERBS and place_in(words, h, None, reach=4) is not None
+        w in CHANGE_VERBS
+        and (
+            place_in(words, h, None, reach=4) is not None
+            # "I rotated the API keys in AWS Secrets Manager"
+            or placed_by_preposition(words, h) in ("remote", "record")
+        )
     )
     if use.how == "aux":
         be = any(x in ("was", "were", "is", "are") for x in use.aux)

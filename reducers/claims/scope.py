@@ -334,6 +334,10 @@ _FREQUENCY |= frozenset({"regularly", "every", "whenever"})
 _HABIT = _FREQUENCY | frozenset({"when", "after", "before", "once", "until", "if", "unless"})
 
 
+# What a scheduled job is set up to do: "to run nightly", "to fire every hour".
+_SCHEDULED_ACTS = frozenset({"run", "fire", "trigger", "execute", "poll", "sync", "rotate"})
+
+
 def _habitual(words: Sequence[str], h: int, cand: Candidate, clause_hi: int) -> bool:
     """A simple present passive or state ("is sent", "are pushed") with a time or a
     condition after it describes what the software does, not what this run did; "now"
@@ -344,6 +348,11 @@ def _habitual(words: Sequence[str], h: int, cand: Candidate, clause_hi: int) -> 
     if not all(x in PRESENT_BE for x in use.aux):
         return False
     after = words[h + 1 : clause_hi + 1]
+    for i, x in enumerate(after[:-1]):
+        if x == "to" and (after[i + 1] in IMPERATIVES or after[i + 1] in _SCHEDULED_ACTS):
+            # "The cron job is set up to run nightly": the time is the infinitive's
+            after = after[:i]
+            break
     if words[:1] and words[0] in ("when", "whenever"):
         return True  # "When the job completes, a message is posted": what always happens
     if not _FREQUENCY.isdisjoint(after) or ("by" in after and "default" in after):
