@@ -3,9 +3,14 @@
 Markdown, appended to across sessions (`# aider chat started at <time>`): `#### ` lines
 are the user's, `> ` lines are aider's own output (`> Running <command>`,
 `> Applied edit to <path>`, `> Commit <sha> <message>`, `> Create new file? … y`), and
-the rest is the assistant's prose. aider records that a command ran, never its output or
-exit status, so every command's outcome is unknown. An edit block whose SEARCH part is
-empty creates its file.
+the rest is the assistant's prose. A session's first lines name the version
+(`> Aider v0.85.2`): the file has no other version mark, and its form has not changed
+across the versions that write it. aider records that a command ran, never its output or
+exit status, so every command's outcome is unknown: the ones the model proposed
+(`> Running <command>`) and the ones the user typed (`#### /run <command>`,
+`#### !<command>`, `#### /test <command>`). An edit block whose SEARCH part is empty
+creates its file. Not read: `/undo` (the commit it removes is not taken back from the
+changes) and `/lint` output.
 """
 
 from __future__ import annotations
@@ -17,6 +22,8 @@ from outcomes.importers.base import Importer, moment, unreadable
 from outcomes.importers.trace import FileChange, Finish, Message, Step, ToolCall, Trace
 
 _SESSION = re.compile(r"^# aider chat started at (.+?)\s*$")
+_VERSION = re.compile(r"^> Aider v(\d[\w.\-+]*)")
+_USER_RUN = re.compile(r"^(?:/run |/test |!)(.+)$")
 _NEW_FILE_BLOCK = re.compile(r"^(\S[^\n]*?)\s*\n```[^\n]*\n<<<<<<< SEARCH\n=======\n", re.M)
 
 
@@ -40,6 +47,7 @@ class AiderImporter(Importer):
         created_by_block: set[str] = set()
         pending_new = 0
         sessions = 0
+        version = ""
 
         def flush_user() -> None:
             nonlocal user
@@ -68,6 +76,21 @@ class AiderImporter(Importer):
                 continue
             if line.startswith("####"):
                 flush_prose()
+                typed = _USER_RUN.match(line[4:].strip())
+                alone = not user and not (number < len(lines) and lines[number].startswith("####"))
+                if typed and alone:
+                    # a command the user ran through aider (one line of its own)
+                    steps.append(
+                        ToolCall(
+                            f"line-{number}",
+                            "user-run",
+                            "shell",
+                            f"line {number}",
+                            at,
+                            command=typed.group(1).strip(),
+                        )
+                    )
+                    continue
                 if not user:
                     user_start = number
                 user.append(line[4:].strip())
@@ -77,6 +100,8 @@ class AiderImporter(Importer):
                 flush_prose()
                 body = line[1:].strip()
                 where = f"line {number}"
+                if found := _VERSION.match(line):
+                    version = found.group(1)
                 if body.startswith("Running "):
                     steps.append(
                         ToolCall(
@@ -122,4 +147,5 @@ class AiderImporter(Importer):
         if not steps:
             raise unreadable(path, self.name, "no messages")
         steps.append(Finish(f"line {len(lines)}", at))
-        return Trace(self.name, f"aider ({sessions} sessions)", str(path), tuple(steps))
+        agent = f"aider {version}".strip() + f" ({sessions} sessions)"
+        return Trace(self.name, agent, str(path), tuple(steps))

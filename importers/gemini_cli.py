@@ -233,7 +233,7 @@ class GeminiCliImporter(Importer):
         meta: dict[str, Any] = {}
         latest: dict[str, tuple[dict[str, Any], str]] = {}
         skipped: list[Skipped] = []
-        rewound = 0
+        rewound = rewound_calls = 0
         for number, row, why in rows:
             where = f"line {number}"
             if why is not None or not isinstance(row, dict):
@@ -243,7 +243,8 @@ class GeminiCliImporter(Importer):
                 ids = list(latest)
                 cut = ids.index(row["$rewindTo"]) if row["$rewindTo"] in ids else 0
                 for gone in ids[cut:]:
-                    del latest[gone]
+                    tool_calls = latest.pop(gone)[0].get("toolCalls")
+                    rewound_calls += len(tool_calls) if isinstance(tool_calls, list) else 0
                     rewound += 1
             elif isinstance(row.get("id"), str):
                 latest[row["id"]] = (row, where)
@@ -264,8 +265,16 @@ class GeminiCliImporter(Importer):
             else:
                 skipped.append(Skipped(where, "a line of no known kind"))
         if rewound:
+            # the user took them back (Gemini CLI may also have reverted their file
+            # changes): the conversation is what the agent's own loader keeps
             skipped.append(
-                Skipped("$rewindTo", f"{rewound} message(s) rewound out of the conversation")
+                Skipped(
+                    "$rewindTo",
+                    f"{rewound} message(s) rewound out of the conversation"
+                    + (
+                        f" ({rewound_calls} tool call(s) in them not read)" if rewound_calls else ""
+                    ),
+                )
             )
         found: list[tuple[dict[str, Any] | None, str]] = list(latest.values())
         last = f"line {rows[-1][0]}" if rows else "line 0"

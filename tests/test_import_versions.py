@@ -1079,3 +1079,40 @@ def test_openhands_v0_history_pairs(tmp_path: Path) -> None:
         ("/w/a.py", None, "File created successfully at: /w/a.py"),
     ]
     assert not trace.skipped
+
+
+# -- aider --------------------------------------------------------------------------------
+
+
+def test_aider_version_and_commands_the_user_typed(tmp_path: Path) -> None:
+    history = "\n".join(
+        [
+            "",
+            "# aider chat started at 2026-04-02 10:00:00",
+            "",
+            "> Aider v0.86.1  ",
+            "> Main model: some-model with diff edit format  ",
+            "",
+            "#### /run pytest -q  ",
+            "",
+            "> Add 0.1k tokens of command output to the chat? (Y)es/(N)o [Yes]: n  ",
+            "",
+            "#### Make the failing test pass.  ",
+            "#### !not a command: the second line of a message  ",
+            "",
+            "I will fix it.",
+            "",
+            "> Applied edit to calc.py  ",
+            "> Commit 1a2b3c4 fix: calc  ",
+            "",
+            "#### !git status  ",
+            "",
+        ]
+    )
+    trace = read_trace(write(tmp_path, ".aider.chat.history.md", history))
+    assert trace.agent == "aider 0.86.1 (1 sessions)"
+    shells = [(c.tool, c.command, c.output, c.exit_code) for c in calls(trace) if c.kind == "shell"]
+    assert shells == [("user-run", "pytest -q", None, None), ("user-run", "git status", None, None)]
+    assert messages(trace, "user") == [
+        "Make the failing test pass.\n!not a command: the second line of a message"
+    ]
