@@ -215,6 +215,9 @@ NOT_ASSERTED = [
     # a heading that titles the list under it
     ("### Cancelled bookings", "title"),
     ("## Deployed Services", "title"),
+    ("## Completed Work", "title"),
+    ("**Completed items:**", "title"),
+    ("Completed tasks: 3/5", "progress"),
 ]
 
 
@@ -229,6 +232,9 @@ def test_not_the_texts_own_voice(text: str, blocker: str) -> None:
     "text",
     [
         "Migration 5/5 complete.",
+        "Fixed 3 bugs:",
+        "### Completed ✅",
+        "## Deployment Complete",
         "The dev server is still running on port 3000.",
         "The preview server is now running.",
         "Per your request, I deployed the site to Netlify.",

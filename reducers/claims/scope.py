@@ -143,7 +143,7 @@ def blocker(
         return "reported"
     if _others_output(words, lo):
         return "reported"  # "Subagent output: Phase 2 complete", "QA agent report: …"
-    if sentence.role == "heading" and _section_title(words, h):
+    if (sentence.role == "heading" or words[-1:] == [":"]) and _section_title(words, h):
         return "title"  # "### Cancelled bookings": names what the section lists
     if (
         cand.use is not None
@@ -266,6 +266,14 @@ def _progress(
     running", "The import is still running"; a service's "running" is its state)."""
     h = cand.head
     if words[h] in _PROGRESS_HEADS:
+        colon = next((x for x in range(h + 1, min(len(words), h + 4)) if words[x] == ":"), None)
+        value = colon + 1 if colon is not None else len(words)
+        if (
+            value < min(len(words), len(toks))
+            and words[value] in ("`%", "`r")
+            and _short_of_whole(toks[value].raw)
+        ):
+            return True  # "Completed tasks: 3/5", "Done: 40%"
         for x in range(max(clause_lo, h - 3), h):
             if words[x] in ("`%", "`r") and x < len(toks) and _short_of_whole(toks[x].raw):
                 return True
@@ -605,16 +613,17 @@ def _others_output(words: Sequence[str], lo: int) -> bool:
 
 
 def _section_title(words: Sequence[str], h: int) -> bool:
-    """A heading that is a participle and the plural noun it describes ("Cancelled
-    Bookings", "Submitted Forms", "Fixed Issues"): the title of a list, not a report."""
-    alpha = [w for w in words if w[:1].isalpha()]
+    """A heading, or a label line over a list, that is a participle and the plural noun
+    it describes ("Cancelled Bookings", "Submitted Forms", "**Completed items:**",
+    "Completed Work"): the title of a list, not a report."""
+    alpha = [w for w in words if w not in ("*", "`k", ":", "-", "#")]
     if len(alpha) < 2 or len(alpha) > 4 or alpha[0] != words[h]:
         return False
     rest = alpha[1:]
-    return (
-        all(nounish(w) for w in rest)
-        and rest[-1].endswith("s")
-        and rest[-1] not in ("is", "was", "has")
+    if not all(w[:1].isalpha() for w in rest):
+        return False  # "Fixed 3 bugs:": a count makes it a report
+    return all(nounish(w) for w in rest) and (
+        (rest[-1].endswith("s") and rest[-1] not in ("is", "was", "has")) or rest[-1] == "work"
     )
 
 
