@@ -4,8 +4,10 @@ Each notification is printed as it arrives: the run, the revision, the status be
 after, and what changed (the `changes` of the account revision it announces, read from
 the revisions topic; a notification whose revision does not show up within a second is
 printed without them). Claim notifications are printed too. `--format json` prints one
-JSON object a line for scripts. The consumer is `outcomes.streams.sdk.consumer.OutcomesConsumer`,
-in a group of its own that never commits: following changes nothing on the broker.
+JSON object a line for scripts. Each notification id is printed once: a copy the worker
+published again after a restart (docs/consumers.md, "What the topics hold") is skipped.
+The consumer is `outcomes.streams.sdk.consumer.OutcomesConsumer`, in a group of its own
+that never commits: following changes nothing on the broker.
 """
 
 from __future__ import annotations
@@ -45,6 +47,9 @@ GRACE = 1.0
 MAX_WAIT = 10.0
 """Seconds a notification waits for its revision at most, however busy the topics."""
 _REMEMBERED_REVISIONS = 1_000_000  # ~150 bytes each
+# Notification ids remembered as shown, to skip a copy: a copy comes when a worker redoes
+# the uncommitted end of its run log after a restart, soon after the first (~100 bytes).
+_REMEMBERED_IDS = 200_000
 _HOLD_ABOVE = 5_000
 _CLOCK_SLACK_MS = 5_000
 
@@ -122,6 +127,8 @@ class Tail:
         self._holding = False
         self.closed = False
         self.printed = 0
+        self.copies = 0  # notifications skipped: their id was shown (or queued) already
+        self._shown: OrderedDict[str, None] = OrderedDict()
         self._changes: OrderedDict[str, tuple[str, ...]] = OrderedDict()
         self._queue: deque[_Waiting] = deque()
         self._newest: dict[int, int] = {}  # revisions partition -> newest timestamp read
@@ -138,7 +145,13 @@ class Tail:
             and (not self.kinds or item.kind in self.kinds)
             and (not self.status_changed or item.status_changed)
         ):
-            self._queue.append(_Waiting(item, time.monotonic()))
+            if item.id in self._shown:
+                self.copies += 1
+            else:
+                self._shown[item.id] = None
+                if len(self._shown) > _REMEMBERED_IDS:
+                    self._shown.popitem(last=False)
+                self._queue.append(_Waiting(item, time.monotonic()))
         self.flush()
         # Notifications running far ahead of their revisions wait here: fetch no more of
         # them until the revisions caught up, so memory stays bounded.
@@ -238,7 +251,8 @@ def follow(
     bootstrap: str | None,
 ) -> None:
     """Print each notification as the pipeline decides it: run, revision, status before
-    → after, what changed.
+    → after, what changed. Each notification id is printed once (a copy published again
+    after a worker restart is skipped).
 
     Reads outcomes.notifications.v1 and outcomes.claim-notifications.v1 (and, for what
     changed, outcomes.account-revisions.v1) in a consumer group of its own that never

@@ -210,3 +210,18 @@ def test_the_tail_waits_for_the_revision_and_keeps_a_runs_order(
     time.sleep(0.06)
     tail.idle()
     assert orjson.loads(capsys.readouterr().out)["changes"] is None
+
+
+def test_the_tail_prints_each_notification_id_once(capsys: pytest.CaptureFixture[str]) -> None:
+    """A copy of a notification (a worker redid its run log's uncommitted end after a
+    restart) or of a claim notification is not printed again, in either format."""
+    records = story("copies")
+    for fmt in ("json", "text"):
+        tail = Tail(frozenset(), fmt, revisions=None)  # type: ignore[arg-type]
+        first, second, _ = records["notification"]
+        [claims] = records["claim_notification"]
+        for offset, record in enumerate([first, second, first, claims, second, claims]):
+            tail(_item(record, offset, 1000 + offset))
+        tail.flush(force=True)
+        out = capsys.readouterr().out.splitlines()
+        assert len(out) == 3 and tail.printed == 3 and tail.copies == 3, out
