@@ -103,6 +103,13 @@ class AiderImporter(Importer):
                 if found := _VERSION.match(line):
                     version = found.group(1)
                 if body.startswith("Running "):
+                    last = steps[-1] if steps else None
+                    if (
+                        isinstance(last, ToolCall)
+                        and last.tool == "user-run"
+                        and last.command == body[len("Running ") :]
+                    ):
+                        steps.pop()  # the typed command, reported running: one call
                     steps.append(
                         ToolCall(
                             f"line-{number}",
