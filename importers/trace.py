@@ -134,16 +134,25 @@ def ends_with_a_result(steps: list[Step] | tuple[Step, ...]) -> bool:
     return last is None or last.output is not None or last.failed is not None
 
 
+OBSERVED = "*"  # outcomes.reducers.account.OBSERVED: what the run did is required
+
+
 def request_goal() -> dict[str, Any]:
-    """The `goal.revised` fields a user's first request gives: revision 1, by the user,
-    and nothing structured (a trace holds the request as prose, which the event has no
-    field for; deliverables and checks stay unknown, never guessed)."""
+    """The `goal.revised` fields a user's first request gives: revision 1, by the user.
+
+    A trace holds the request as prose, which the event has no field for: deliverables
+    and actions stay unknown, never guessed. What done requires is the default of SPEC
+    3.2 for a goal without structure: every check the run ran, in its latest state
+    (`*` as the required check), and every effect it attempted (`*` as the requested
+    effect). The reducer resolves `*` against the run's events, so a later rerun that
+    fixes a failing check changes the account. A project policy replaces it with a
+    later revision by `product_rule` (`outcomes.importers.policy`)."""
     return {
         "goal_revision": 1,
         "authored_by": "user",
         "deliverables": [],
-        "required_checks": [],
-        "requested_effects": [],
+        "required_checks": [{"label": OBSERVED, "scope": "focused"}],
+        "requested_effects": [OBSERVED],
         "requested_actions": [],
         "target_revision": None,
     }

@@ -243,6 +243,67 @@ def _goal(state: RunState) -> Goal:
     return _section(state, "goal", ("goal",), build)
 
 
+# -- what the goal requires: stated names and patterns over what the run did ------------------
+
+OBSERVED = "*"
+"""The pattern that requires everything of its kind the run did (SPEC 3.2, a goal without
+structure): as a required check label, every label the run has a receipt for; as a
+requested effect, every effect the run attempted. A run that did nothing of the kind is
+required nothing by it."""
+
+
+def _matches(pattern: str, name: str) -> bool:
+    """Whether `name` matches `pattern`, where `*` stands for any text (nothing else is
+    special: labels are commands, whose brackets and question marks are literal)."""
+    first, *middle, last = pattern.split("*")
+    if not name.startswith(first):
+        return False
+    at = len(first)
+    for part in middle:
+        found = name.find(part, at)
+        if found < 0:
+            return False
+        at = found + len(part)
+    return name.endswith(last) and len(name) - len(last) >= at
+
+
+def requirement_ids(wanted: str, known: Iterable[str]) -> list[str]:
+    """The ids one goal entry requires among the `known` ids (check labels with a receipt,
+    effect intents with an event): a name requires itself; a pattern (with `*`) requires
+    every known id it matches and, when it matches none, itself (its predicate says
+    `missing` or `pending`), except `*` alone, which requires only what the run did."""
+    if "*" not in wanted:
+        return [wanted]
+    matched = [name for name in known if _matches(wanted, name)]
+    if matched or wanted == OBSERVED:
+        return matched
+    return [wanted]
+
+
+def requirement_policy(goal: ev.GoalRevised | None) -> tuple[str | None, str | None]:
+    """(`requirement_policy`, `requirement_source`) of the account: how the goal in force
+    states what done requires, and where that goal came from (its `source`).
+
+    `stated`: the goal names its requirements; `observed`: it requires what the run did
+    (`*` as a required check or requested effect) and names nothing else; `stated+observed`:
+    both. None without a goal in force."""
+    if goal is None:
+        return None, None
+    observed = any(r.label == OBSERVED for r in goal.required_checks) or (
+        OBSERVED in goal.requested_effects
+    )
+    stated = (
+        bool(goal.deliverables)
+        or any(r.label != OBSERVED for r in goal.required_checks)
+        or any(e != OBSERVED for e in goal.requested_effects)
+        or bool(goal.requested_actions)
+        or goal.target_revision is not None
+    )
+    if observed:
+        return ("stated+observed" if stated else "observed"), goal.source
+    return "stated", goal.source
+
+
 # -- workspace predicates ------------------------------------------------------------------
 
 
@@ -349,15 +410,26 @@ def _artifact_contradiction(
     return _contradiction(pid, "check_pass_artifact_missing", evidence)
 
 
+def _required_checks(goal: ev.GoalRevised | None, labels: Iterable[str]) -> dict[str, str]:
+    """The goal's required checks, label -> scope (`suite` wins over `focused`), with its
+    patterns resolved against the labels the run has receipts for (`requirement_ids`)."""
+    required: dict[str, str] = {}
+    if goal is None:
+        return required
+    known = sorted(labels)
+    for requirement in goal.required_checks:
+        for label in requirement_ids(requirement.label, known):
+            if required.get(label) != "suite":
+                required[label] = requirement.scope
+    return required
+
+
 def _checks(state: RunState) -> Checks:
     def build() -> Checks:
         goal = _goal(state).goal
         cand = _candidate(state).snapshot
         views = _views(state)
-        required: dict[str, str] = {}
-        for requirement in goal.required_checks if goal else ():
-            if required.get(requirement.label) != "suite":
-                required[requirement.label] = requirement.scope
+        required = _required_checks(goal, state.verifications)
         predicates: list[Json] = []
         rows: list[Json] = []
         contradictions: list[Json] = []
@@ -501,7 +573,10 @@ def _effect_predicates(state: RunState) -> list[Json]:
         goal = _goal(state).goal
         effects = _effects(state)
         out = []
-        for intent_id in sorted(set(goal.requested_effects) if goal else ()):
+        requested: set[str] = set()
+        for wanted in goal.requested_effects if goal else ():
+            requested.update(requirement_ids(wanted, effects.rows))
+        for intent_id in sorted(requested):
             pid = f"effect:{intent_id}"
             row = effects.rows.get(intent_id)
             if row is None:
@@ -729,12 +804,15 @@ def assemble(state: RunState) -> Json | None:
         key=itemgetter("subject", "kind"),
     )
     workflow_status, response_completion, review = _lifecycle(state)
+    policy, policy_source = requirement_policy(goal.goal)
     cand = candidate.snapshot
     return {
         "run_id": state.run_id,
         "schema_version": SCHEMA_VERSION,
         "assembler_version": ASSEMBLER_VERSION,
         "goal_revision": goal.goal.goal_revision if goal.goal else None,
+        "requirement_policy": policy,
+        "requirement_source": policy_source,
         "candidate_snapshot": cand.snapshot_id if cand else None,
         "workflow_status": workflow_status,
         "status": _status(predicates),

@@ -64,4 +64,4 @@ def run_log_topic(app_id: str = DEFAULT_APP_ID) -> str:
 
 
 SCHEMA_VERSION: Final = 1
-ASSEMBLER_VERSION: Final = "1.0.0"
+ASSEMBLER_VERSION: Final = "1.1.0"

@@ -35,7 +35,12 @@ CHANGE_SECTIONS: dict[str, tuple[str, ...]] = {
     "dimensions": ("dimensions",),
     "actions": ("actions",),
     "workflow_status": ("workflow_status",),
-    "goal": ("goal_revision", "ignored_goal_proposals"),
+    "goal": (
+        "goal_revision",
+        "ignored_goal_proposals",
+        "requirement_policy",
+        "requirement_source",
+    ),
     "candidate": ("candidate_snapshot",),
 }
 
