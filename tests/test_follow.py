@@ -217,7 +217,7 @@ def test_the_tail_prints_each_notification_id_once(capsys: pytest.CaptureFixture
     restart) or of a claim notification is not printed again, in either format."""
     records = story("copies")
     for fmt in ("json", "text"):
-        tail = Tail(frozenset(), fmt, revisions=None)  # type: ignore[arg-type]
+        tail = Tail(frozenset(), fmt, revisions=None)
         first, second, _ = records["notification"]
         [claims] = records["claim_notification"]
         for offset, record in enumerate([first, second, first, claims, second, claims]):
