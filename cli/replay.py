@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from contextlib import nullcontext
+from collections.abc import Iterator
+from contextlib import AbstractContextManager, nullcontext
 from itertools import chain
 from pathlib import Path
 from typing import BinaryIO
@@ -10,6 +11,7 @@ from typing import BinaryIO
 import click
 
 from outcomes.cli import options
+from outcomes.cli.output import OutputUnusable, atomic_output, check_target, usage_failed
 from outcomes.common.runtime import tune_gc
 from outcomes.common.settings import Settings
 from outcomes.common.text import terminal_safe
@@ -19,7 +21,6 @@ from outcomes.reducers.records import OutputRecord
 from outcomes.sinks.writer import ClickHouseWriter
 from outcomes.streams.replay import (
     EventsRejected,
-    ReplayOutputError,
     ReplayStats,
     file_items,
     replay_items,
@@ -33,7 +34,12 @@ Writes one JSON record per line, each with a `record` field ({", ".join(OUTPUT_K
 Files named *.avro are read as Avro container files, others as JSONL (or Avro, if they
 start like one). Invalid events become dead letters and processing goes on; each is
 also reported as `file:line: reason: message` on standard error (control characters
-escaped), and the exit code is then 1. A summary goes to standard error.
+escaped), and the exit code is then 1. In an Avro file, a block that cannot be read is
+skipped up to the next sync marker, and a block whose records disagree with its declared
+count is read whole: each is a dead letter naming the byte range, and the exit code is
+then 1 too. A summary goes to standard error. --out is written to a temporary file and
+renamed once complete; an --out that is one of FILES, or in a missing directory, is
+refused (exit 2).
 """
 
 
@@ -55,6 +61,11 @@ escaped), and the exit code is then 1. A summary goes to standard error.
 )
 def replay(files: tuple[Path, ...], out_path: Path | None, clickhouse: str | None) -> None:
     """`outcomes replay` (its help is `_HELP`)."""
+    if out_path is not None:
+        try:
+            check_target(out_path, files)
+        except OutputUnusable as exc:
+            raise usage_failed(exc) from None
     tune_gc()
     settings = Settings.load()
     limits = settings.limits
@@ -64,6 +75,22 @@ def replay(files: tuple[Path, ...], out_path: Path | None, clickhouse: str | Non
     writer = None
     if clickhouse:
         writer = ClickHouseWriter(clickhouse)
+    try:
+        _write(records, out_path, writer)
+    except OutputUnusable as exc:
+        raise usage_failed(exc) from None
+    click.echo(stats.summary(), err=True)
+    if stats.rejected:
+        where = f"in {out_path}" if out_path else "on standard output"
+        raise EventsRejected(
+            f"{stats.rejected} of {stats.read} event(s) rejected "
+            f"(reasons above; dead letters {where})"
+        )
+
+
+def _write(
+    records: Iterator[OutputRecord], out_path: Path | None, writer: ClickHouseWriter | None
+) -> None:
     with _output(out_path) as out:
         batch: list[OutputRecord] = []
         for record in records:
@@ -82,20 +109,10 @@ def replay(files: tuple[Path, ...], out_path: Path | None, clickhouse: str | Non
         if writer is not None:
             writer.write(batch)
             writer.close()
-    click.echo(stats.summary(), err=True)
-    if stats.rejected:
-        where = f"in {out_path}" if out_path else "on standard output"
-        raise EventsRejected(
-            f"{stats.rejected} of {stats.read} event(s) rejected "
-            f"(reasons above; dead letters {where})"
-        )
 
 
-def _output(out_path: Path | None) -> nullcontext[BinaryIO] | BinaryIO:
-    """Standard output, or `out_path` opened for writing (an error line if it cannot be)."""
+def _output(out_path: Path | None) -> AbstractContextManager[BinaryIO]:
+    """Standard output, or `out_path` written whole or not at all (`atomic_output`)."""
     if out_path is None:
         return nullcontext(click.get_binary_stream("stdout"))
-    try:
-        return out_path.open("wb")
-    except OSError as exc:
-        raise ReplayOutputError(f"cannot write {out_path}: {exc.strerror or exc}") from exc
+    return atomic_output(out_path)

@@ -32,13 +32,6 @@ T = TypeVar("T")
 SETTLE_EVERY = 10_000
 
 
-class ReplayOutputError(OutcomesError):
-    """The replay's output file cannot be written (no such directory, no permission).
-
-    Operators: point `--out` at a writable path in an existing directory.
-    """
-
-
 class EventsRejected(OutcomesError):
     """Some events of the replayed files were rejected (dead letters).
 

@@ -40,10 +40,21 @@ def one_error_line(proc: subprocess.CompletedProcess[str], command: str) -> str:
 # --------------------------------------------------------------------------- 1. replay targets
 
 
-def test_replay_to_a_missing_directory_names_the_path() -> None:
-    proc = outcomes("replay", "--out", "/nonexistent/dir/x.jsonl", str(SAMPLE))
-    line = one_error_line(proc, "replay")
-    assert "/nonexistent/dir/x.jsonl" in line and "No such file or directory" in line
+@pytest.mark.parametrize("command", ["replay", "import"])
+def test_an_out_in_a_missing_directory_names_the_path(command: str, tmp_path: Path) -> None:
+    # A command line that cannot work: exit code 2 (as for click's usage errors), before
+    # anything is read.
+    given = SAMPLE
+    if command == "import":
+        given = tmp_path / "t.jsonl"
+        given.write_text(json.dumps({"type": "user", "message": {"content": "hi"}}) + "\n")
+    proc = outcomes(command, "--out", "/nonexistent/dir/x.jsonl", str(given))
+    assert proc.returncode == 2, proc.stderr
+    assert "Traceback" not in proc.stderr
+    assert proc.stderr.splitlines() == [
+        f"outcomes {command}: error: cannot write /nonexistent/dir/x.jsonl: "
+        "no such directory /nonexistent/dir"
+    ]
     assert proc.stdout == ""
 
 
