@@ -5,12 +5,15 @@ as the file without the bad lines."""
 
 from __future__ import annotations
 
+import io
 import json
 from pathlib import Path
 from typing import Any
 
+import fastavro
 import pytest
 
+from outcomes.common.codec.container import write_container
 from outcomes.reducers.catalog import OUTPUT_KINDS
 from tests.cli_support import outcomes
 
@@ -126,3 +129,99 @@ def test_replay_help_names_every_output_kind() -> None:
     missing = [kind for kind in OUTPUT_KINDS if kind not in text]
     assert not missing
     assert "claim_notification" in text
+
+
+# ------------------------------------------------------------- issue 34: nothing lost
+
+
+def test_an_out_that_is_an_input_is_refused_and_the_input_kept(tmp_path: Path) -> None:
+    path = tmp_path / "F.jsonl"
+    path.write_bytes(SAMPLE.read_bytes())
+    for out in (path, tmp_path / "." / "F.jsonl"):
+        proc = outcomes("replay", str(path), "--out", str(out))
+        assert proc.returncode == 2, proc.stderr
+        assert proc.stderr.splitlines() == [
+            f"outcomes replay: error: --out {out} is the input {path}: it would be overwritten"
+        ]
+        assert path.read_bytes() == SAMPLE.read_bytes()
+
+
+def test_a_failed_replay_leaves_the_previous_output_whole(tmp_path: Path) -> None:
+    out = tmp_path / "records.jsonl"
+    out.write_text("previous\n")
+    # chDB cannot open its directory under /proc: the run fails after --out was opened.
+    proc = outcomes("replay", str(SAMPLE), "--out", str(out), "--clickhouse", "chdb:///proc/x")
+    assert proc.returncode == 1
+    assert out.read_text() == "previous\n"
+    assert [p.name for p in tmp_path.iterdir()] == ["records.jsonl"]
+
+
+# The header of an Avro object container file (the Avro specification).
+HEADER = {
+    "type": "record",
+    "name": "org.apache.avro.file.Header",
+    "fields": [
+        {"name": "magic", "type": {"type": "fixed", "name": "Magic", "size": 4}},
+        {"name": "meta", "type": {"type": "map", "values": "bytes"}},
+        {"name": "sync", "type": {"type": "fixed", "name": "Sync", "size": 16}},
+    ],
+}
+
+
+def container_blocks(tmp_path: Path) -> tuple[Path, bytes, list[int]]:
+    """The five-file run in an Avro container of several small blocks: the file, its
+    sync marker, and where each block starts."""
+    path = tmp_path / "run.avro"
+    events = [json.loads(line) for line in SAMPLE.read_text().splitlines() if line.strip()]
+    write_container(path, events, compression="null", block_bytes=250)
+    raw = path.read_bytes()
+    # The sync marker is the 16 bytes that end the header and every block.
+    header = fastavro.schemaless_reader(io.BytesIO(raw), HEADER)
+    marker = header["sync"]  # type: ignore[call-overload,index]
+    starts, at = [], raw.find(marker)
+    while at >= 0 and at + 16 < len(raw):
+        starts.append(at + 16)
+        at = raw.find(marker, at + 16)
+    return path, marker, starts
+
+
+def test_a_corrupt_avro_block_is_skipped_to_the_next_sync_marker(tmp_path: Path) -> None:
+    path, _, starts = container_blocks(tmp_path)
+    assert len(starts) >= 4, "the test needs several blocks"
+    original = path.read_bytes()
+    raw = bytearray(original)
+    second = starts[1]
+    raw[second : second + 2] = b"\x81\x81"  # the block's count and size no longer frame it
+    path.write_bytes(bytes(raw))
+    proc = outcomes("replay", str(path))
+    assert proc.returncode == 1
+    assert "Traceback" not in proc.stderr
+    skipped = [line for line in proc.stderr.splitlines() if "skipped" in line]
+    assert len(skipped) == 1
+    assert f"bytes {second}..{starts[2] - 1} skipped" in skipped[0]
+    assert "reading resumed at the next sync marker" in skipped[0]
+    records = records_of(proc.stdout)
+    # Every block after the corrupt one is read: the run's last revision is there.
+    assert any(r["record"] == "account_revision" for r in records)
+    # The events of every other block are read; only the corrupt block's are missing.
+    summary = proc.stderr.splitlines()[-2]
+    lost = original[second] // 2  # the block's zig-zag count, one byte for a small block
+    assert f"applied {16 - 1 - lost}, redelivered 1, rejected 1," in summary
+
+
+def test_a_changed_block_count_byte_is_reported_and_loses_nothing(tmp_path: Path) -> None:
+    path, _, starts = container_blocks(tmp_path)
+    clean = outcomes("replay", str(path))
+    assert clean.returncode == 0, clean.stderr
+    raw = bytearray(path.read_bytes())
+    declared = raw[starts[1]]  # a one-byte zig-zag count: 2 * records
+    for changed in (declared - 2, declared + 2):
+        raw[starts[1]] = changed
+        path.write_bytes(bytes(raw))
+        proc = outcomes("replay", str(path))
+        assert proc.returncode == 1, proc.stderr
+        lines = [line for line in proc.stderr.splitlines() if "declares" in line]
+        assert len(lines) == 1, proc.stderr
+        assert f"block at byte {starts[1]}: declares {changed // 2} records" in lines[0]
+        kept = [r for r in records_of(proc.stdout) if r["record"] != "dead_letter"]
+        assert kept == records_of(clean.stdout)

@@ -7,15 +7,20 @@ that breaks the contract becomes a :class:`ContainerFailure` and reading goes on
 
 from __future__ import annotations
 
+import io
 import json
+import mmap
+import zlib
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
-from typing import Any, NamedTuple, cast
+from typing import IO, Any, NamedTuple, cast
 
 import fastavro
 import orjson
+from fastavro._read import BLOCK_READERS
+from fastavro._read_py import BinaryDecoder, read_data
 
 from outcomes import schemas
 from outcomes.common.codec.catalog import RecordSchema
@@ -91,11 +96,13 @@ def write_container(
     *,
     codec: Codec | None = None,
     compression: str = "deflate",
+    block_bytes: int = 16000,
 ) -> int:
     """Write canonical JSON events to an Avro container file (union of event records).
 
     Raises CodecError for an invalid event (nothing half-valid is written for it).
-    Returns the number of events written.
+    A block is written once it holds about `block_bytes` bytes. Returns the number of
+    events written.
     """
     codec = codec or Codec()
     catalog = codec._catalog
@@ -110,7 +117,11 @@ def write_container(
 
     with open(path, "wb") as out:
         fastavro.writer(
-            out, fastavro.parse_schema(catalog.container_schema), records(), codec=compression
+            out,
+            fastavro.parse_schema(catalog.container_schema),
+            records(),
+            codec=compression,
+            sync_interval=block_bytes,
         )
     return count
 
@@ -120,52 +131,196 @@ def iter_container_events(
 ) -> Iterator[Json | ContainerFailure]:
     """Canonical JSON events from an Avro container file, in file order.
 
-    A record that breaks the contract yields a ContainerFailure and reading goes on; a
-    corrupt file yields one ContainerFailure at the position where reading stopped, and
-    a file without the container magic (JSON lines named `*.avro`, an empty file) one
-    `undecodable` failure saying so (:func:`not_a_container`).
-    The file's writer schema (a union of event records, or one event record; older or
-    newer versions) is resolved against the current schemas.
+    A record that breaks the contract yields a ContainerFailure and reading goes on. A
+    block that cannot be read (its framing, its compression or a record in it is
+    corrupt) yields one `undecodable` ContainerFailure naming the bytes skipped, and
+    reading resumes after the next sync marker. A block whose records disagree with the
+    count it declares is read to its end and reported (one failure): a changed count
+    byte neither hides records nor makes up any. A corrupt header, or a file without
+    the container magic (JSON lines named `*.avro`, an empty file, :func:`not_a_container`),
+    is one failure. The file's writer schema (a union of event records, or one event
+    record; older or newer versions) is resolved against the current schemas.
     """
     codec = codec or Codec()
     catalog = codec._catalog
-    index = 0
-    try:
-        with open(path, "rb") as stream:
-            first = stream.read(len(CONTAINER_MAGIC))
-            if first != CONTAINER_MAGIC:
-                yield ContainerFailure(0, UNDECODABLE, not_a_container(path, first))
+    with open(path, "rb") as stream:
+        first = stream.read(len(CONTAINER_MAGIC))
+        if first != CONTAINER_MAGIC:
+            yield ContainerFailure(0, UNDECODABLE, not_a_container(path, first))
+            return
+        with mmap.mmap(stream.fileno(), 0, access=mmap.ACCESS_READ) as data:
+            try:
+                header = fastavro.schemaless_reader(cast(IO[bytes], data), _HEADER_SCHEMA)
+                meta = cast(dict[str, bytes], cast(dict[str, Any], header)["meta"])
+                sync = cast(bytes, cast(dict[str, Any], header)["sync"])
+                writer_json = json.loads(meta["avro.schema"])
+                compression = meta.get("avro.codec", b"null").decode()
+            except Exception as exc:  # any corrupt header is one failure
+                message = f"{path}: corrupt container header: {type(exc).__name__}: {exc}"
+                yield ContainerFailure(0, UNDECODABLE, message)
                 return
-            stream.seek(0)
-            header = fastavro.reader(stream)
-            writer_json = json.loads(header.metadata["avro.schema"])
             if isinstance(writer_json, dict):
                 single = schemas.full_name(writer_json["name"], writer_json.get("namespace"))
                 target = catalog.by_name.get(single)
                 if target is None or not target.is_event:
                     yield ContainerFailure(0, UNKNOWN_SCHEMA, f"{path}: {single} is not an event")
                     return
-                reader_schema = target.schema
+                reader_json: Any = target.schema
             else:
                 single = None
-                reader_schema = catalog.container_schema
-            stream.seek(0)
-            rows = fastavro.reader(
-                stream, reader_schema=fastavro.parse_schema(reader_schema), return_record_name=True
-            )
-            for row in rows:
-                if single is None:
-                    name, value = cast(tuple[str, Json], row)
-                else:
-                    name, value = single, cast(Json, row)
-                yield _container_event(codec, catalog.by_name[name], value, index)
-                index += 1
-    except OSError:
-        raise
-    except Exception as exc:  # a corrupt block: report where, then stop (cannot resync)
-        yield ContainerFailure(
-            index, UNDECODABLE, f"{path}: record {index + 1}: {type(exc).__name__}: {exc}"
+                reader_json = catalog.container_schema
+            decoder = _Decoder(writer_json, reader_json)
+            blocks = _Blocks(str(path), data, data.tell(), sync, compression)
+            index = 0
+            for block in blocks:
+                if isinstance(block, ContainerFailure):
+                    yield ContainerFailure(index, block.reason, block.message)
+                    continue
+                start, count, payload = block
+                rows = decoder.rows(payload, count)
+                for row in rows:
+                    if isinstance(row, str):
+                        where = f"{path}: block at byte {start}"
+                        yield ContainerFailure(index, UNDECODABLE, f"{where}: {row}")
+                        continue
+                    if single is None:
+                        name, value = cast(tuple[str, Json], row)
+                    else:
+                        name, value = single, cast(Json, row)
+                    yield _container_event(codec, catalog.by_name[name], value, index)
+                    index += 1
+
+
+# The header of an object container file (the Avro specification, "Object Container Files").
+_HEADER_SCHEMA = fastavro.parse_schema(
+    {
+        "type": "record",
+        "name": "org.apache.avro.file.Header",
+        "fields": [
+            {"name": "magic", "type": {"type": "fixed", "name": "Magic", "size": 4}},
+            {"name": "meta", "type": {"type": "map", "values": "bytes"}},
+            {"name": "sync", "type": {"type": "fixed", "name": "Sync", "size": 16}},
+        ],
+    }
+)
+_SYNC_SIZE = 16
+
+
+class _Corrupt(Exception):
+    """A block that cannot be read (internal: becomes a skipped byte range)."""
+
+
+def _long(data: mmap.mmap, position: int) -> tuple[int, int]:
+    """The zig-zag varint long at `position`, and the position after it."""
+    shift = result = 0
+    while True:
+        if position >= len(data) or shift > 63:
+            raise _Corrupt("block header cut off or not a number")
+        byte = data[position]
+        position += 1
+        result |= (byte & 0x7F) << shift
+        if not byte & 0x80:
+            return (result >> 1) ^ -(result & 1), position
+        shift += 7
+
+
+def _encode_long(value: int) -> bytes:
+    value = (value << 1) ^ (value >> 63)
+    out = bytearray()
+    while value & ~0x7F:
+        out.append((value & 0x7F) | 0x80)
+        value >>= 7
+    out.append(value)
+    return bytes(out)
+
+
+def _decompress(compression: str, raw: bytes) -> bytes:
+    if compression == "null":
+        return raw
+    if compression == "deflate":
+        return zlib.decompress(raw, -15)
+    reader = BLOCK_READERS.get(compression)
+    if reader is None:
+        raise _Corrupt(f"unknown compression {compression!r}")
+    # fastavro's block readers read the length-prefixed block themselves.
+    return cast(bytes, reader(io.BytesIO(_encode_long(len(raw)) + raw)).getvalue())
+
+
+class _Blocks:
+    """The blocks of a container file from `start`: (offset, declared count, decompressed
+    bytes) for each readable one, a ContainerFailure naming the bytes skipped for each
+    that is not (reading resumes after the next sync marker)."""
+
+    def __init__(self, path: str, data: mmap.mmap, start: int, sync: bytes, compression: str):
+        self.path, self.data, self.start = path, data, start
+        self.sync, self.compression = sync, compression
+
+    def __iter__(self) -> Iterator[tuple[int, int, bytes] | ContainerFailure]:
+        data, end, position = self.data, len(self.data), self.start
+        while position < end:
+            try:
+                count, after = _long(data, position)
+                size, after = _long(data, after)
+                if count < 0 or size < 0:
+                    raise _Corrupt(f"negative block count or size ({count}, {size})")
+                if after + size + _SYNC_SIZE > end:
+                    raise _Corrupt(f"block of {size} bytes runs past the end of the file")
+                if data[after + size : after + size + _SYNC_SIZE] != self.sync:
+                    raise _Corrupt("no sync marker where the block's size says it ends")
+                payload = _decompress(self.compression, data[after : after + size])
+            except (_Corrupt, zlib.error, ValueError, EOFError, OSError, LookupError) as exc:
+                found = data.find(self.sync, position)
+                resume = end if found < 0 else found + _SYNC_SIZE
+                yield ContainerFailure(0, UNDECODABLE, self._skipped(position, resume, exc))
+                position = resume
+                continue
+            yield position, count, payload
+            position = after + size + _SYNC_SIZE
+
+    def _skipped(self, start: int, resume: int, exc: BaseException) -> str:
+        how = "the end of the file" if resume >= len(self.data) else "the next sync marker"
+        return (
+            f"{self.path}: bytes {start}..{resume - 1} skipped (block at byte {start}: {exc}); "
+            f"reading resumed at {how}"
         )
+
+
+class _Decoder:
+    """Reads single records of the file's writer schema, resolved against the reader
+    schema once (fastavro's `schemaless_reader` resolves them again on every call)."""
+
+    def __init__(self, writer: Any, reader: Any) -> None:
+        self.named: dict[str, dict[str, Any]] = {"writer": {}, "reader": {}}
+        self.writer = fastavro.parse_schema(writer, self.named["writer"])
+        same = writer == reader
+        self.reader = None if same else fastavro.parse_schema(reader, self.named["reader"])
+        self.options = {"return_record_name": True, "handle_unicode_errors": "strict"}
+
+    def rows(self, payload: bytes, count: int) -> Iterator[Any]:
+        """The records of one block, then a string for each problem: a record that cannot
+        be decoded (the rest of the block is skipped), or a count that disagrees with the
+        records the block holds (all of them are read)."""
+        stream = io.BytesIO(payload)
+        decoder = BinaryDecoder(stream)
+        size = len(payload)
+        decoded = 0
+        while decoded < count or stream.tell() < size:
+            before = stream.tell()
+            if before >= size:
+                yield f"declares {count} records but holds {decoded}"
+                return
+            try:
+                row = read_data(decoder, self.writer, self.named, self.reader, self.options)
+            except Exception as exc:  # any undecodable record is reported
+                yield (
+                    f"record {decoded + 1} of {count} cannot be decoded ({type(exc).__name__}: "
+                    f"{exc}); bytes {before}..{size - 1} of its data skipped"
+                )
+                return
+            yield row
+            decoded += 1
+        if decoded != count:
+            yield f"declares {count} records but holds {decoded} (all read)"
 
 
 def _container_event(codec: Codec, record: RecordSchema, value: Json, index: int) -> Any:
