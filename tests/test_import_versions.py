@@ -13,11 +13,14 @@ import json
 from pathlib import Path
 from typing import Any
 
+import orjson
 import pytest
 
 from outcomes.importers.derive import derive
 from outcomes.importers.registry import detect, read_trace
 from outcomes.importers.trace import Message, ToolCall, Trace, TraceUnreadable
+from outcomes.reducers.validate import parse_event
+from tests.cli_support import outcomes
 
 WORK = "/work/proj"
 
@@ -1116,3 +1119,31 @@ def test_aider_version_and_commands_the_user_typed(tmp_path: Path) -> None:
     assert messages(trace, "user") == [
         "Make the failing test pass.\n!not a command: the second line of a message"
     ]
+
+
+# -- the whole path: every new form imports to valid events that replay ------------------
+
+NEW_FORMS = {
+    "mini-swe-agent 2.x": ("run.traj.json", msa_v2_toolcalls, "mini-swe-agent"),
+    "gemini-cli jsonl": ("session-1.jsonl", gemini_jsonl, "gemini-cli"),
+    "claude-code stream-json": ("stream.jsonl", claude_stream, "claude-code-jsonl"),
+    "openhands agent-sdk current": ("events.json", openhands_sdk_current, "openhands-events"),
+}
+
+
+@pytest.mark.parametrize("key", sorted(NEW_FORMS))
+def test_each_new_form_imports_and_replays_without_a_dead_letter(tmp_path: Path, key: str) -> None:
+    name, make, fmt = NEW_FORMS[key]
+    trace = write(tmp_path, name, make())
+    proc = outcomes("import", str(trace), "--run-id", "t-1")
+    assert proc.returncode == 0, proc.stderr
+    events = [orjson.loads(line) for line in proc.stdout.splitlines()]
+    for event in events:
+        parse_event(event)
+    assert all(e["source"].startswith(f"import:{fmt}:{name}#") for e in events)
+    assert any(e["type"] == "tool.finished" for e in events)
+    out = write(tmp_path, "events.jsonl", proc.stdout)
+    replay = outcomes("replay", str(out))
+    assert replay.returncode == 0, replay.stderr
+    records = [orjson.loads(line) for line in replay.stdout.splitlines()]
+    assert not [r for r in records if r["record"] == "dead_letter"]
