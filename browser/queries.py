@@ -1,0 +1,307 @@
+"""What the browser reads, and how: fixed, parameterised SELECTs in a read-only session.
+
+Nothing here takes SQL from a page. A page's filters become typed query parameters
+(`{status:Array(String)}`, `{q:String}`, …) of statements written in this module; the
+session they run in is the analysts' (sinks/query.py): its limits and `readonly = 1` are
+set before any statement arrives (on chDB as `SET`s on the browser's own connection, on a
+server with every request), and every table is read as FINAL. A chDB directory a running
+sink holds is read through that sink's query endpoint, which decides each statement
+again on its own engine (sinks/guard.py), so every statement here is one an analyst may
+run.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+import orjson
+from clickhouse_connect.driver.exceptions import Error as DriverError
+
+from outcomes.reports.model import RunView
+from outcomes.sinks import clickhouse
+from outcomes.sinks.exceptions import QueryFailed
+from outcomes.sinks.query import session_settings, set_statements
+from outcomes.sinks.runs import _VERDICT_COLUMNS, _verdict
+
+STATUSES = ("complete", "partially_complete", "unresolved", "blocked", "failed")
+DIMENSIONS = (
+    "response_completion",
+    "requested_action_outcome",
+    "verification",
+    "review",
+    "durability",
+)
+CONTRADICTED = ("now", "ever")
+"""`now`: a current claim verdict is contradicted or the current account holds a
+contradiction between receipts; `ever`: any settlement or revision did."""
+PAGE_SIZE = 50
+MAX_SEARCH = 200
+
+# The statement kinds of a page's SQL shown to analysts use the views' names; the
+# browser's own reads go to the record table behind them (its Nested columns hold each
+# revision's predicates, contradictions and effects).
+_ROWS = "account_revision_rows"
+
+
+class Session:
+    """One read-only connection of the browser, used by one statement at a time.
+
+    chDB runs one engine per process: the browser opens its own connection (session) on
+    it, so `SET readonly = 1` there binds only the browser's statements.
+    """
+
+    def __init__(self, dsn: str) -> None:
+        self.dsn = dsn
+        conn = clickhouse.require_database(dsn, live=True)
+        self.live = conn.live
+        self._conn = clickhouse.open_private(dsn)
+        self._settings: dict[str, Any] = {}
+        self._lock = threading.Lock()
+        settings = session_settings(final=True)
+        if self._conn.live:
+            # The sink's endpoint limits its own sessions; only `final` travels.
+            self._settings = {"final": 1}
+        elif self._conn.target.embedded:
+            for statement in set_statements(settings):
+                self._conn.client.command(statement)
+        else:
+            self._settings = settings
+        self._conn.use_database()  # the charts' SQL names the views unqualified
+        self.database = self._conn.database
+
+    def table(self, name: str) -> str:
+        return self._conn.table(name)
+
+    def rows(self, sql: str, parameters: Mapping[str, Any] | None = None) -> list[tuple[Any, ...]]:
+        """The rows of one SELECT; a refusal or failure is `QueryFailed`, one line."""
+        with self._lock:
+            try:
+                result = self._conn.client.query(
+                    sql, parameters=dict(parameters or {}), settings=self._settings
+                )
+            except DriverError as exc:
+                raise QueryFailed(
+                    f"ClickHouse refused: {' '.join(str(exc).split())[:500]}"
+                ) from exc
+        return [tuple(r) for r in result.result_rows]
+
+    def named_rows(self, sql: str) -> tuple[list[tuple[Any, ...]], tuple[str, ...]]:
+        """The rows of one parameter-free SELECT and its column names."""
+        with self._lock:
+            try:
+                result = self._conn.client.query(sql, settings=self._settings)
+            except DriverError as exc:
+                raise QueryFailed(
+                    f"ClickHouse refused: {' '.join(str(exc).split())[:500]}"
+                ) from exc
+        return [tuple(r) for r in result.result_rows], tuple(result.column_names)
+
+    def close(self) -> None:
+        clickhouse.close(self._conn)
+
+
+# -- the runs table --------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class RunFilter:
+    """One view of the runs table, as its URL says it (every field a query parameter)."""
+
+    status: tuple[str, ...] = ()
+    contradicted: str | None = None
+    superseded_last_hour: bool = False
+    since: datetime | None = None
+    until: datetime | None = None
+    q: str = ""
+    page: int = 1
+
+    @property
+    def offset(self) -> int:
+        return (self.page - 1) * PAGE_SIZE
+
+    def params(self) -> list[tuple[str, str]]:
+        """The query parameters that give this view (for links: the same view, another
+        page)."""
+        out: list[tuple[str, str]] = [("status", s) for s in self.status]
+        if self.contradicted:
+            out.append(("contradicted", self.contradicted))
+        if self.superseded_last_hour:
+            out.append(("superseded", "1h"))
+        if self.since is not None:
+            out.append(("since", _stamp(self.since)))
+        if self.until is not None:
+            out.append(("until", _stamp(self.until)))
+        if self.q:
+            out.append(("q", self.q))
+        return out
+
+
+def _stamp(value: datetime) -> str:
+    return value.strftime("%Y-%m-%dT%H:%M") if value.second == 0 else value.isoformat()
+
+
+@dataclass(frozen=True)
+class RunRow:
+    """One line of the runs table."""
+
+    run_id: str
+    status: str
+    dimensions: dict[str, str | None]
+    revisions: int
+    latest: int
+    last_change: datetime
+    goal: tuple[str, ...] = ()
+    contradicted: int = 0
+    omitted: int = 0
+    needs_review: int = 0
+    receipt_contradictions: int = 0
+    effects_unknown: int = 0
+
+
+@dataclass(frozen=True)
+class RunsPage:
+    rows: list[RunRow]
+    more: bool
+    filters: RunFilter
+    sql: str = field(repr=False, default="")
+
+
+def runs_page(session: Session, f: RunFilter, now: datetime | None = None) -> RunsPage:
+    """The runs of one view, newest change first, one page: which runs in one statement
+    over every run's revisions (only what the filters need), their columns in a second
+    one over the page's runs alone."""
+    rows_table = session.table(_ROWS)
+    having: list[str] = []
+    params: dict[str, Any] = {"limit": PAGE_SIZE + 1, "offset": f.offset}
+    if f.status:
+        having.append("current_status IN {status:Array(String)}")
+        params["status"] = list(f.status)
+    if f.since is not None:
+        having.append("last_change >= {since:DateTime64(6, 'UTC')}")
+        params["since"] = f.since
+    if f.until is not None:
+        having.append("last_change < {until:DateTime64(6, 'UTC')}")
+        params["until"] = f.until
+    if f.superseded_last_hour:
+        clock = now or datetime.now(UTC)
+        having.append(
+            "latest > 1 AND maxIf(created_at, revision > 1) >= {hour_ago:DateTime64(6, 'UTC')}"
+        )
+        params["hour_ago"] = clock - timedelta(hours=1)
+    if f.contradicted == "now":
+        having.append(
+            "(argMax(length(`contradictions.subject`), revision) > 0 OR run_id IN "
+            f"(SELECT run_id FROM {session.table('current_claim_verdicts')} "
+            "WHERE verdict = 'contradicted'))"
+        )
+    elif f.contradicted == "ever":
+        having.append(
+            "(max(length(`contradictions.subject`)) > 0 OR run_id IN "
+            f"(SELECT run_id FROM {session.table('claim_verdicts')} "
+            "WHERE verdict = 'contradicted'))"
+        )
+    if f.q:
+        having.append(
+            "(positionCaseInsensitive(run_id, {q:String}) > 0 OR arrayExists("
+            "p -> positionCaseInsensitive(p, {q:String}) > 0, "
+            "argMax(`predicates.predicate_id`, revision)))"
+        )
+        params["q"] = f.q
+    sql = (
+        "SELECT run_id, argMax(status, revision) AS current_status, max(revision) AS latest, "
+        f"max(created_at) AS last_change\nFROM {rows_table}\nGROUP BY run_id\n"
+        + (f"HAVING {' AND '.join(having)}\n" if having else "")
+        + "ORDER BY last_change DESC, run_id DESC\n"
+        "LIMIT {limit:UInt32} OFFSET {offset:UInt32}"
+    )
+    found = session.rows(sql, params)
+    more = len(found) > PAGE_SIZE
+    ids = [str(r[0]) for r in found[:PAGE_SIZE]]
+    return RunsPage(run_rows(session, ids), more, f, sql)
+
+
+def run_rows(session: Session, ids: Sequence[str]) -> list[RunRow]:
+    """The runs table's columns of `ids`, in that order."""
+    if not ids:
+        return []
+    dims = ", ".join(f"argMax({d}, revision)" for d in DIMENSIONS)
+    details = session.rows(
+        f"SELECT run_id, argMax(status, revision), {dims}, count(), max(revision), "
+        "max(created_at), argMax(`predicates.predicate_id`, revision), "
+        "argMax(length(`contradictions.subject`), revision), "
+        "argMax(countEqual(`effects.state`, 'unknown'), revision)\n"
+        f"FROM {session.table(_ROWS)}\nWHERE run_id IN {{ids:Array(String)}}\nGROUP BY run_id",
+        {"ids": list(ids)},
+    )
+    claims = {
+        str(r[0]): (int(r[1]), int(r[2]), int(r[3]))
+        for r in session.rows(
+            "SELECT run_id, countIf(verdict = 'contradicted'), countIf(verdict = 'omitted'), "
+            "countIf(verdict = 'needs_review')\n"
+            f"FROM {session.table('current_claim_verdicts')}\n"
+            "WHERE run_id IN {ids:Array(String)}\nGROUP BY run_id",
+            {"ids": list(ids)},
+        )
+    }
+    by_id: dict[str, RunRow] = {}
+    for r in details:
+        run_id = str(r[0])
+        c, o, n = claims.get(run_id, (0, 0, 0))
+        by_id[run_id] = RunRow(
+            run_id=run_id,
+            status=str(r[1]),
+            dimensions=dict(zip(DIMENSIONS, r[2:7], strict=True)),
+            revisions=int(r[7]),
+            latest=int(r[8]),
+            last_change=r[9],
+            goal=goal_of(r[10]),
+            contradicted=c,
+            omitted=o,
+            needs_review=n,
+            receipt_contradictions=int(r[11]),
+            effects_unknown=int(r[12]),
+        )
+    return [by_id[i] for i in ids if i in by_id]
+
+
+_GOAL_FAMILIES = ("deliverable:", "check:", "effect:", "action:")
+
+
+def goal_of(predicate_ids: Sequence[str]) -> tuple[str, ...]:
+    """The goal in force as its account states it: the predicates its goal required
+    (deliverables, checks, effects, actions), not the run-wide ones."""
+    return tuple(p for p in predicate_ids if p.startswith(_GOAL_FAMILIES))
+
+
+# -- one run ---------------------------------------------------------------------------------
+
+
+def read_view(session: Session, run_id: str) -> RunView:
+    """The run's revisions and claim verdicts as `outcomes show` reads them
+    (sinks/runs.py), in the browser's read-only session. `RunNotFound` if it has none."""
+    revisions = session.rows(
+        f"SELECT account FROM {session.table(_ROWS)} WHERE run_id = {{run:String}} "
+        "ORDER BY revision",
+        {"run": run_id},
+    )
+    verdicts = session.rows(
+        f"SELECT {', '.join(_VERDICT_COLUMNS)} FROM {session.table('claim_verdicts')} "
+        "WHERE run_id = {run:String} ORDER BY narrative_id, claim_id, settlement, row_id",
+        {"run": run_id},
+    )
+    return RunView.of(
+        run_id, [orjson.loads(r[0]) for r in revisions], [_verdict(r) for r in verdicts]
+    )
+
+
+def latest_revision(session: Session, run_id: str) -> int:
+    """The run's newest revision number (0: none yet)."""
+    found = session.rows(
+        f"SELECT max(revision) FROM {session.table(_ROWS)} WHERE run_id = {{run:String}}",
+        {"run": run_id},
+    )
+    return int(found[0][0] or 0) if found else 0
