@@ -8,6 +8,8 @@
   `indeterminate` when the trace shows neither.
 - A check command is a `verification.receipt` judged by `outcomes.importers.commands`,
   against a workspace snapshot of the inventory at that moment (emitted when it changed).
+  `npm run x` and `make x` are read through the package.json scripts and Makefile
+  recipes the trace showed before that step (`outcomes.importers.scripts`).
 - Effects (commits, pushes, repositories, deploys, messages, installs…) are
   `effect.intent` + `effect.transition` `active`, then a provider receipt (`present` or
   `failed`) when the output settles it, a `denied` transition when the output says the
@@ -36,6 +38,7 @@ from outcomes.importers.commands import (
     split_command,
     tool_effect,
 )
+from outcomes.importers.scripts import ScriptBook
 from outcomes.importers.trace import (
     FileChange,
     Finish,
@@ -65,6 +68,7 @@ class _Builder:
         self.run_id = run_id
         self.name = posixpath.basename(trace.path) or trace.path
         self.inventory = Inventory(trace.root, scratch)
+        self.book = ScriptBook()  # package.json scripts and recipes the trace showed
         self.clock = trace.started_at if trace.started_at is not None else _before_first(trace)
         self.events: list[Event] = []
         self.snapshot: str | None = None
@@ -161,11 +165,14 @@ class _Builder:
             )
         # file operations count unless the trace shows the call failed
         ran = call.failed is not True and call.exit_code in (None, 0) and not call.timed_out
+        if call.kind == "read" and call.path and call.failed is not True:
+            self.book.saw(call.path, call.output)
         if call.kind == "shell" and call.command:
             self._shell(step, call, end, ran)
         elif call.kind in {"write", "edit", "delete"} and call.path and ran:
             path = self.inventory.relative(call.path, call.cwd)
             if call.kind == "write":
+                self.book.saw(call.path, call.content)
                 # a change is noted by its content, not its position (content digests)
                 self.inventory.write(path, call.created, f"write:{call.content or call.where}")
             elif call.kind == "edit":
@@ -184,7 +191,12 @@ class _Builder:
             self.inventory.apply_shell(command, call.output, call.cwd, call.where)
         elif call.output:
             self.inventory.apply_git_listing(command, call.output, call.where)
-        reading = read_command(command, call.output, call.exit_code, timed_out=call.timed_out)
+        scripts = self.book.scripts()
+        reading = read_command(
+            command, call.output, call.exit_code, timed_out=call.timed_out, scripts=scripts
+        )
+        if call.exit_code in (None, 0):
+            self.book.saw_shell(command, call.output)
         checks = [(c, v) for c, v in reading.checks if not self._on_scratch_only(c, command, call)]
         for index, (check, verdict) in enumerate(checks):
             snapshot = self.current_snapshot(step, call.where, at)
@@ -210,10 +222,11 @@ class _Builder:
     def _on_scratch_only(self, check: Check, command: str, call: ToolCall) -> bool:
         """A linter or type checker whose every target is a file the run created and
         removed again reports on that file, not on the workspace: it makes no receipt."""
-        if check.kind not in ("lint", "typecheck") or not self.inventory.scratch:
+        if check.kind not in ("lint", "typecheck", "format-check") or not self.inventory.scratch:
             return False
+        scripts = self.book.scripts()
         for simple in split_command(command):
-            if check_of(simple) != check:
+            if check_of(simple, scripts) != check:
                 continue
             targets = [
                 w for w in simple.words[1:] if not w.startswith("-") and ("." in w or "/" in w)
