@@ -168,6 +168,14 @@ def _response_text(parts: object) -> str | None:
     return "\n".join(texts) if texts else None
 
 
+def _said(content: object) -> str:
+    """A message's words: its text, or its text parts without the model's thoughts
+    (`thought: true` parts, which a synthetic message may hold)."""
+    if isinstance(content, list):
+        content = [p for p in content if not (isinstance(p, dict) and p.get("thought") is True)]
+    return text_of(content)
+
+
 def _function_responses(content: object) -> dict[str, object]:
     """A `user` message's `functionResponse` parts by call id (a tool's response)."""
     found: dict[str, object] = {}
@@ -302,7 +310,7 @@ class GeminiCliImporter(Importer):
                 continue
             at = moment(message.get("timestamp"))
             kind = message.get("type")
-            body = text_of(message.get("content"))
+            body = _said(message.get("content"))
             if kind == "user":
                 if not _function_responses(message.get("content")):
                     order.append(Message("user", body, at, where))

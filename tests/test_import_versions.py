@@ -373,6 +373,16 @@ def gemini_jsonl() -> str:
             "content": [{"text": "Fix the lint error and build."}],
         },
         {"$set": {"lastUpdated": ts(1)}},
+        # a synthetic model turn: a thought part and the call it made, no words
+        {
+            "id": "g0",
+            "timestamp": ts(2),
+            "type": "gemini",
+            "content": [
+                {"text": "Planning quietly.", "thought": True},
+                {"functionCall": {"name": "read_file", "args": {"file_path": "a"}}},
+            ],
+        },
         g1,
         {"$set": {"lastUpdated": ts(4)}},
         {**g1, "toolCalls": [call_lint]},  # written again with its tool call
