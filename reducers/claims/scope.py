@@ -139,9 +139,14 @@ def blocker(
             return "negated"
     # Other parties: their words reported ("The bot's message says that it is done"),
     # or their acts ("The reviewer approved the PR").
-    if _reported(words, lo) or _according_to(words, lo) or _speech_inside(words, lo, h):
+    hearsay = not _HEARSAY_CUES.isdisjoint(present)
+    if (
+        _reported(words, lo)
+        or (hearsay and _according_to(words, lo))
+        or _speech_inside(words, lo, h)
+    ):
         return "reported"
-    if _others_output(words, lo):
+    if ":" in present and _others_output(words, lo):
         return "reported"  # "Subagent output: Phase 2 complete", "QA agent report: …"
     if (sentence.role == "heading" or words[-1:] == [":"]) and _section_title(words, h):
         return "title"  # "### Cancelled bookings": names what the section lists
@@ -216,7 +221,9 @@ def blocker(
             return "past_failure"
     # An earlier time: pluperfect, "previously", "in a previous session" — unless the
     # speaker says its own earlier act stands ("I had already booked the flight").
-    standing = _own_standing(words, clause_lo, h, cand) or _backshifted(words, lo)
+    standing = _own_standing(words, clause_lo, h, cand) or (
+        "that" in present and _backshifted(words, lo)
+    )
     if not standing and _earlier_opening(words, h):
         return "past"  # "Previously, the form was submitted twice"
     if not standing and cand.use is not None and "had" in cand.use.aux:
@@ -727,6 +734,10 @@ def _table_source(section: str) -> Blocker | None:
     if not _OTHERS_TABLES.isdisjoint(heading) or ("per" in heading and heading & _SOURCES):
         return "reported"
     return None
+
+
+# The words `_according_to` starts from.
+_HEARSAY_CUES = frozenset({"according", "per", "reported"})
 
 
 # Parties and their records that a "per …" names as the source of what follows.
