@@ -62,6 +62,9 @@ EFFECTS = [
     # a mailbox and a calendar
     ("I declined the Thursday meeting.", "I declined"),
     ("Your profile has been updated.", "profile has been updated"),
+    ("Your address has been updated.", "address has been updated"),
+    ("I updated your address on file.", "I updated"),
+    ("Your password was reset successfully.", "password was reset"),
     # kept on someone else's system: saved or logged there
     ("Email drafted and saved to your drafts folder.", "saved"),
     ("I logged the call in Salesforce.", "I logged"),
@@ -97,6 +100,7 @@ NOT_EFFECTS = [
     ("The results were saved to out/summary.json.", "persistence"),
     # "address" is also a verb: "to address your requirement"
     ("I revised the plan to address your requirement.", None),
+    ("I removed the interactive password prompt from setup.ps1.", None),
 ]
 
 

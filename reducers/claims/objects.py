@@ -126,14 +126,22 @@ def means_place(words: Sequence[str]) -> Place | None:
 def place_of(words: Sequence[str]) -> Place | None:
     """The place the nouns of `words` name, the first one to name any deciding: the
     subject's nouns are read before the object's (callers order them so)."""
+    prev = ""
     for w in words:
         if w in CHECK or w.endswith("lint"):  # eslint, stylelint, golint, markdownlint…
             return "check"
-        if w in REMOTE:
+        if w in REMOTE or (w in _KEPT_FOR_USER and prev in _OWNERS):
             return "remote"
         if w in RECORD:
             return "record"
+        prev = w
     return None
+
+
+# Nouns that are also verbs or code words ("to address", "password hashing"), which name
+# what a service keeps for its user only after an owner: "your address", "her password".
+_KEPT_FOR_USER = frozenset({"address", "password", "phone", "username"})
+_OWNERS = frozenset({"your", "my", "his", "her", "their", "our", "customer's", "user's"})
 
 
 # Nouns of code: a noun phrase headed by one names part of the program, whatever its
@@ -156,6 +164,8 @@ def np_place(phrase: Sequence[str]) -> Place | None:
     rev = [w for w in reversed(phrase) if w[:1].isalpha() or w.startswith("`")]
     if rev and rev[0] in CODE_NOUNS:
         return "check" if place_of(rev[:1]) == "check" else None
+    if rev and rev[0] in _KEPT_FOR_USER and not _OWNERS.isdisjoint(rev):
+        return "remote"  # "Your password", "the customer's address"
     return place_of(rev)
 
 
