@@ -1,9 +1,10 @@
 """The sink's live query endpoint: read-only SQL on its chDB engine, over ClickHouse's HTTP.
 
 chDB locks its directory to one process, so while `outcomes sink` writes, no other
-process can open the database. The sink therefore serves analysts itself: a small HTTP
-server on 127.0.0.1 (never another address) that speaks the part of ClickHouse's HTTP
-interface clickhouse-connect and curl use, and runs each statement read-only on a chDB
+process can open the database. The sink therefore serves analysts itself: routes behind
+the HTTP door (`outcomes.common.door`, Starlette on uvicorn) on 127.0.0.1 (never another
+address) that speak the part of ClickHouse's HTTP interface clickhouse-connect and curl
+use, and run each statement read-only on a chDB
 connection of its own, on the sink's writer thread between writes (docs/clickhouse.md,
 "Querying while the sink runs").
 
@@ -18,9 +19,10 @@ What is served:
   `X-ClickHouse-Format`, `-Timezone`, `-Query-Id`, `-Summary`; errors carry
   `X-ClickHouse-Exception-Code` and ClickHouse's `Code: N. DB::Exception: ...` text.
 - Credential: user `analyst` and the password, as `X-ClickHouse-User`/`X-ClickHouse-Key`,
-  HTTP basic auth or `user`/`password` URL parameters. The password is
-  `OUTCOMES_ANALYST_PASSWORD` if set, else a random token written with the address to
-  `<chdb dir>.live.json` (mode 0600), where `outcomes query` finds both.
+  HTTP basic auth or `user`/`password` URL parameters, checked before the body is read
+  (the body: 1 MiB within 10 s; a `query_id` is echoed only when it is a plain token).
+  The password is `OUTCOMES_ANALYST_PASSWORD` if set, else a random token written with
+  the address to `<chdb dir>.live.json` (mode 0600), where `outcomes query` finds both.
 - Each request gets a chDB connection of its own, closed after it: its session is set
   up with the analyst limits (`outcomes.sinks.query.LIMITS`, `max_execution_time` 10 s,
   `max_result_bytes` 128 MiB), `final` (1 unless the request says `final=0`) and then
