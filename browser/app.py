@@ -107,7 +107,16 @@ def routes(browser: Browser) -> Sequence[BaseRoute]:
             raise Refusal(401, "a read-only token is needed to open the browser")
 
     def render(request: Request, name: str, context: dict[str, Any]) -> Response:
-        context = {"live": browser.live, "database": browser.session.database, **context}
+        def path_for(route: str, /, **params: Any) -> str:
+            # Paths, not absolute URLs: the host a page names is never the request's.
+            return request.url_for(route, **params).path
+
+        context = {
+            "live": browser.live,
+            "database": browser.session.database,
+            "url_for": path_for,
+            **context,
+        }
         return templates.TemplateResponse(request, name, context, headers=SECURITY_HEADERS)
 
     def guarded(load: Callable[[], Any]) -> Any:

@@ -173,16 +173,19 @@ ORDER BY contradicted DESC, claim_kind""",
         "Share of answers contradicted",
         "Of the narratives with claims: the share holding a contradicted claim when judged "
         "(first settlement) and now (current verdicts).",
-        """SELECT 'when judged' AS at,
-       uniqExactIf((run_id, narrative_id), verdict = 'contradicted')
-           / greatest(uniqExact(run_id, narrative_id), 1) AS share
-FROM claim_verdicts
-WHERE settlement <= 1
-UNION ALL
-SELECT 'now' AS at,
-       uniqExactIf((run_id, narrative_id), verdict = 'contradicted')
-           / greatest(uniqExact(run_id, narrative_id), 1) AS share
-FROM current_claim_verdicts""",
+        """SELECT at, share FROM (
+    SELECT 'when judged' AS at,
+           uniqExactIf((run_id, narrative_id), verdict = 'contradicted')
+               / greatest(uniqExact(run_id, narrative_id), 1) AS share
+    FROM claim_verdicts
+    WHERE settlement <= 1
+    UNION ALL
+    SELECT 'now' AS at,
+           uniqExactIf((run_id, narrative_id), verdict = 'contradicted')
+               / greatest(uniqExact(run_id, narrative_id), 1) AS share
+    FROM current_claim_verdicts
+)
+ORDER BY at = 'now', at""",
         bars,
     ),
     _Spec(

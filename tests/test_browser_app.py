@@ -1,0 +1,223 @@
+"""The run browser's routes (browser/) against a real chDB holding the five-file sample
+and a quiet run: the token, the runs table's filters as URLs, one run's claims and their
+evidence, two revisions side by side, the fleet's charts and their SQL, refusals in one
+line, the read-only session, the live feed."""
+
+from __future__ import annotations
+
+import asyncio
+import re
+import markupsafe
+from collections.abc import Iterator
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+from starlette.testclient import TestClient
+
+from outcomes.browser import charts
+from outcomes.browser.app import COOKIE, Browser, component
+from outcomes.browser.live import Feed
+from outcomes.browser.queries import Session
+from outcomes.common.door import app
+from outcomes.sinks import clickhouse
+from outcomes.sinks.exceptions import QueryFailed
+from outcomes.sinks.query import run_query
+from tests.browser_support import QUIET, RUN, TOKEN, write_runs
+
+
+@pytest.fixture(scope="module")
+def browser(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Browser]:
+    dsn = write_runs(tmp_path_factory.mktemp("browser"))
+    session = Session(dsn)
+    now = datetime(2026, 11, 30, 11, 30, tzinfo=UTC)
+    try:
+        yield Browser(session, TOKEN, Feed(), live=True, clock=lambda: now)
+    finally:
+        session.close()
+        clickhouse.close_all()
+
+
+@pytest.fixture
+def client(browser: Browser) -> TestClient:
+    c = TestClient(app(component(browser)), follow_redirects=False)
+    c.cookies.set(COOKIE, TOKEN)
+    return c
+
+
+def runs_of(html: str) -> list[str]:
+    return re.findall(r'<tr data-run="([^"]+)"', html)
+
+
+def test_every_page_needs_the_token_and_the_token_url_sets_a_cookie_once(
+    browser: Browser,
+) -> None:
+    anonymous = TestClient(app(component(browser)), follow_redirects=False)
+    for path in ("/runs", f"/runs/{RUN}", "/fleet", "/events", "/"):
+        answer = anonymous.get(path)
+        assert answer.status_code == 401, path
+        assert RUN not in answer.text
+    assert anonymous.get("/runs", headers={"Authorization": "Bearer wrong"}).status_code == 401
+    assert anonymous.get("/runs", headers={"Authorization": f"Bearer {TOKEN}"}).status_code == 200
+    assert anonymous.get("/login?token=wrong").status_code == 401
+    login = anonymous.get(f"/login?token={TOKEN}")
+    assert login.status_code == 303 and login.headers["location"] == "/runs"
+    cookie = login.headers["set-cookie"]
+    assert f"{COOKIE}={TOKEN}" in cookie and "HttpOnly" in cookie and "SameSite=strict" in cookie
+    assert anonymous.get("/runs").status_code == 200  # the cookie now opens it
+
+
+def test_runs_newest_first_and_each_filter_is_a_url(client: TestClient) -> None:
+    assert runs_of(client.get("/runs").text) == [QUIET, RUN]  # the quiet run changed later
+    assert runs_of(client.get("/runs?contradicted=ever").text) == [RUN]
+    # Every claim of the sample is supported now: nothing is contradicted at present.
+    assert runs_of(client.get("/runs?contradicted=now").text) == []
+    assert runs_of(client.get("/runs?status=complete").text) == [RUN]
+    assert runs_of(client.get("/runs?status=unresolved&status=blocked").text) == [QUIET]
+    assert runs_of(client.get("/runs?q=QUIET").text) == [QUIET]
+    assert runs_of(client.get("/runs?q=retry.py").text) == [QUIET, RUN]  # the goal's text
+    assert runs_of(client.get("/runs?until=2026-11-30T10:30").text) == [RUN]
+    assert runs_of(client.get("/runs?since=2026-11-30T10:30").text) == [QUIET]
+    # The clock is 11:30: the sample's supersessions (10:05-10:10) are over an hour old.
+    assert runs_of(client.get("/runs?superseded=1h").text) == []
+    page = client.get("/runs?contradicted=ever&q=five").text
+    assert 'href="/runs?contradicted=ever&amp;q=five"' in page  # the view's own link
+
+
+def test_the_runs_table_shows_what_the_issue_lists(client: TestClient) -> None:
+    html = client.get(f"/runs?q={RUN}").text
+    row = html.split(f'<tr data-run="{RUN}"', 1)[1].split("</tr>", 1)[0]
+    assert "Complete" in row and "verification: pass" in row
+    assert "deliverable:src/app.py" in row and "check:unit" in row
+    assert re.search(r">0</span> / 0 / 0", row)  # claims contradicted / omitted / review now
+    assert '<td data-label="Revisions" class="num">3</td>' in row
+    assert "2026-11-30 10:10:00 UTC" in row
+
+
+@pytest.mark.parametrize(
+    ("query", "message"),
+    [
+        ("status=done", "status must be among complete"),
+        ("contradicted=yes", "contradicted must be now or ever"),
+        ("page=0", "page must be a whole number"),
+        ("since=yesterday", "since must be a date"),
+        ("q=" + "x" * 201, "search text over 200 characters"),
+    ],
+)
+def test_a_url_no_view_has_is_refused_in_one_line(
+    client: TestClient, query: str, message: str
+) -> None:
+    answer = client.get(f"/runs?{query}")
+    assert answer.status_code == 400
+    shown = re.search(r'<p role="alert" id="error">([^<]*)</p>', answer.text)
+    assert shown is not None and message in shown.group(1) and "\n" not in shown.group(1)
+    assert "Traceback" not in answer.text
+
+
+def test_a_missing_run_or_revision_is_404_in_one_line(client: TestClient) -> None:
+    assert client.get("/runs/no-such-run").status_code == 404
+    answer = client.get(f"/runs/{RUN}?revision=9")
+    assert answer.status_code == 404 and "has no revision 9 (it has 1, 2, 3)" in answer.text
+
+
+def test_one_run_marks_each_claim_by_its_verdict_then_and_now(client: TestClient) -> None:
+    then = client.get(f"/runs/{RUN}?revision=1").text
+    marks = re.findall(r'<a class="claim tone-(\w+)"[^>]*data-verdict="(\w+)">([^<]*)<', then)
+    assert marks == [
+        ("failed", "contradicted", "Done"),
+        ("failed", "contradicted", "all tests pass"),
+        ("failed", "contradicted", "the release-notes draft is published"),
+    ]
+    assert "what was true then" in then
+    now = client.get(f"/runs/{RUN}").text
+    assert [
+        m[1] for m in re.findall(r'<a class="claim tone-(\w+)"[^>]*data-verdict="(\w+)"', now)
+    ] == ["supported"] * 3
+
+
+def test_a_claim_opens_the_entries_it_was_judged_on_and_their_events(client: TestClient) -> None:
+    html = client.get(f"/runs/{RUN}?revision=1").text
+    card = html.split('id="claim-run-five-files-final-answer-1"', 1)[1].split("</details>", 1)[0]
+    # "all tests pass" was judged on revision 1's unit check: passed on snap-1, not snap-2.
+    assert "check:unit" in card and "chk-1" in card and "snap-1" in card
+    assert "not confirmed: stale" in card
+    assert "run-five-files-05" in card and "run-five-files-06" in card  # its events
+    assert "the unit check has not passed on the final candidate snap-2" in card
+    draft = html.split('id="claim-run-five-files-final-answer-2"', 1)[1].split("</details>", 1)[0]
+    assert "draft-release-notes" in draft and "not confirmed: unknown" in draft
+
+
+def test_any_two_revisions_side_by_side(client: TestClient) -> None:
+    html = client.get(f"/runs/{RUN}/compare?a=1&b=3").text
+    rows = re.findall(
+        r'<tr><th scope="row">([^<]*)</th><td class="then">([^<]*)</td><td class="now">([^<]*)</td>',
+        html,
+    )
+    assert ("status", "Unresolved: not confirmed", "Complete") in rows
+    assert ("check unit", "not confirmed: stale", "passing") in rows
+    assert any(item.endswith("“all tests pass”") and now == "supported" for item, _, now in rows)
+    assert "What was true then: revision 1" in html and "What is true now: revision 3" in html
+    assert client.get(f"/runs/{RUN}/compare?a=2&b=2").status_code == 200
+
+
+def test_each_chart_is_svg_and_its_sql_gives_its_numbers_through_outcomes_query(
+    client: TestClient, browser: Browser
+) -> None:
+    html = client.get("/fleet").text
+    assert html.count('<svg xmlns="http://www.w3.org/2000/svg"') == len(charts.SPECS)
+    assert html.count('role="img"') == len(charts.SPECS)
+    for chart in charts.fleet(browser.session):
+        # The SQL shown is the SQL run, and an analyst's `outcomes query` takes it as is.
+        assert str(markupsafe.escape(chart.sql)) in html
+        assert run_query(browser.session.dsn, chart.sql).rows == chart.rows, chart.slug
+    status = next(c for c in charts.fleet(browser.session) if c.slug == "status-over-time")
+    assert sorted(r[1:] for r in status.rows) == [("complete", 1), ("unresolved", 1)]
+    shares = next(c for c in charts.fleet(browser.session) if c.slug == "answers-contradicted")
+    assert shares.rows == [("when judged", 1.0), ("now", 0.0)]
+
+
+def test_the_session_is_read_only(browser: Browser) -> None:
+    with pytest.raises(QueryFailed, match="readonly"):
+        browser.session.rows(
+            f"INSERT INTO {browser.session.table('dead_letters')} (run_id) VALUES ('x')"
+        )
+    with pytest.raises(QueryFailed, match="readonly"):
+        browser.session.rows("SET readonly = 0")
+
+
+def test_pages_allow_nothing_from_elsewhere(client: TestClient) -> None:
+    answer = client.get(f"/runs/{RUN}")
+    policy = answer.headers["content-security-policy"]
+    assert "default-src 'none'" in policy and "script-src 'self'" in policy
+    assert answer.headers["x-content-type-options"] == "nosniff"
+    assert not re.search(r'(?:src|href)="(?:https?:)?//', answer.text)
+
+
+def test_the_live_feed_hands_each_item_to_every_open_stream() -> None:
+    feed = Feed()
+
+    async def scenario() -> list[bytes]:
+        async def gone() -> bool:
+            return False
+
+        streams = [feed.stream(gone), feed.stream(gone)]
+        got = [await s.__anext__() for s in streams]  # connected
+        assert all(g.startswith(b"retry:") for g in got)
+        item = {"run_id": RUN, "revision": 4, "status": "complete", "record": "notification"}
+        await asyncio.get_running_loop().run_in_executor(None, feed.publish, item)
+        out = [await asyncio.wait_for(s.__anext__(), 5) for s in streams]
+        for s in streams:
+            await s.aclose()
+        return out
+
+    received = asyncio.run(scenario())
+    assert received[0] == received[1]
+    assert received[0].startswith(b"data: {") and b'"revision":4' in received[0]
+
+
+def test_a_fragment_waits_for_the_revision_a_notification_announced(client: TestClient) -> None:
+    # Revision 3 is there: answered at once. Revision 4 never comes: answered after the
+    # wait, with what there is (the page then shows revision 3).
+    assert 'data-run="run-five-files"' in client.get(f"/runs?fragment=rows&wait={RUN}:3").text
+    html = client.get(f"/runs/{RUN}?fragment=main&wait={RUN}:4").text
+    assert "Revision 3 of 3" in html
