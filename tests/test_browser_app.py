@@ -7,11 +7,10 @@ from __future__ import annotations
 
 import asyncio
 import re
-import markupsafe
 from collections.abc import Iterator
 from datetime import UTC, datetime
-from pathlib import Path
 
+import markupsafe
 import pytest
 from starlette.testclient import TestClient
 
@@ -150,7 +149,8 @@ def test_a_claim_opens_the_entries_it_was_judged_on_and_their_events(client: Tes
 def test_any_two_revisions_side_by_side(client: TestClient) -> None:
     html = client.get(f"/runs/{RUN}/compare?a=1&b=3").text
     rows = re.findall(
-        r'<tr><th scope="row">([^<]*)</th><td class="then">([^<]*)</td><td class="now">([^<]*)</td>',
+        r'<tr><th scope="row">([^<]*)</th>'
+        r'<td class="then">([^<]*)</td><td class="now">([^<]*)</td>',
         html,
     )
     assert ("status", "Unresolved: not confirmed", "Complete") in rows
