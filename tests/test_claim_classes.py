@@ -68,6 +68,8 @@ EFFECTS = [
     # kept on someone else's system: saved or logged there
     ("Email drafted and saved to your drafts folder.", "saved"),
     ("I logged the call in Salesforce.", "I logged"),
+    ("I deleted the draft blog post from Notion.", "I deleted"),
+    ("I moved the unread emails to the Later folder.", "I moved"),
     # infrastructure and forges
     ("Terraform apply completed: 3 added, 1 changed, 0 destroyed.", "Terraform apply completed"),
     ("I rotated the API keys in AWS Secrets Manager.", "I rotated"),
@@ -101,6 +103,11 @@ NOT_EFFECTS = [
     # "address" is also a verb: "to address your requirement"
     ("I revised the plan to address your requirement.", None),
     ("I removed the interactive password prompt from setup.ps1.", None),
+    # an object headed by a noun of code is an edit, whatever names its domain
+    ("I updated the checkout flow to handle coupons.", None),
+    ("The shipping calculator has been rewritten.", None),
+    ("I updated the Helm chart values for staging.", None),
+    ("I migrated the profile page to the new API.", None),
 ]
 
 

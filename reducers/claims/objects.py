@@ -123,14 +123,14 @@ def means_place(words: Sequence[str]) -> Place | None:
     return None
 
 
-def place_of(words: Sequence[str]) -> Place | None:
+def place_of(words: Sequence[str], owners: bool = True) -> Place | None:
     """The place the nouns of `words` name, the first one to name any deciding: the
     subject's nouns are read before the object's (callers order them so)."""
     prev = ""
     for w in words:
         if w in CHECK or w.endswith("lint"):  # eslint, stylelint, golint, markdownlint…
             return "check"
-        if w in REMOTE or (w in _KEPT_FOR_USER and prev in _OWNERS):
+        if w in REMOTE or (owners and w in _KEPT_FOR_USER and prev in _OWNERS):
             return "remote"
         if w in RECORD:
             return "record"
@@ -153,7 +153,11 @@ CODE_NOUNS = _class(
     dialog modal button buttons page pages flow flows model models schema schemas
     integration integrations client clients wrapper adapter parser validator service
     services hook hooks script scripts feature features ui api apis sdk form forms
-    field fields test tests spec specs fixture fixtures mock mocks docs readme"""
+    field fields test tests spec specs fixture fixtures mock mocks docs readme
+    calculator calculators chart charts values config configuration runbook runbooks
+    manifest manifests middleware library package widget widgets panel layout style
+    styles type types interface interfaces variable variables constant constants query
+    queries"""
 )
 
 
@@ -166,7 +170,30 @@ def np_place(phrase: Sequence[str]) -> Place | None:
         return "check" if place_of(rev[:1]) == "check" else None
     if rev and rev[0] in _KEPT_FOR_USER and not _OWNERS.isdisjoint(rev):
         return "remote"  # "Your password", "the customer's address"
-    return place_of(rev)
+    return place_of(rev, owners=False)  # (read backwards, an owner would follow its noun)
+
+
+# Prepositions that open a phrase of place or of what follows an object.
+_PHRASE_BREAKS = frozenset({"to", "in", "on", "from", "into", "onto", "at", "for", "of"})
+
+
+def phrase_place(words: Sequence[str]) -> Place | None:
+    """The place an object names: each noun phrase of it (the direct object, then each
+    phrase after a preposition) read from its head noun, the first that decides:
+    "the checkout flow to handle coupons" is a flow (code), "the draft blog post from
+    Notion" names Notion (remote)."""
+    chunk: list[str] = []
+    for w in [*words, "to"]:
+        if w in _PHRASE_BREAKS:
+            if w == "of" and chunk:
+                continue  # "the list of reservations": the phrase runs on
+            place = np_place(chunk) if chunk else None
+            if place is not None:
+                return place
+            chunk = []
+        else:
+            chunk.append(w)
+    return None
 
 
 def verb_place(word: str) -> Place | None:

@@ -53,6 +53,7 @@ from outcomes.reducers.claims.objects import (
     RUNNING_SYSTEMS,
     means_place,
     np_place,
+    phrase_place,
     place_of,
     verb_place,
 )
@@ -158,7 +159,7 @@ def place_in(words: Sequence[str], h: int, use: Use | None, reach: int = 14) -> 
     found = [
         np_place(subject),
         verb_place(words[h]),
-        place_of(object_words(words, h)[:reach]),
+        phrase_place(object_words(words, h)[:reach]),
     ]
 
     if found[0] == "check":
