@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import stat
 from pathlib import Path
 
 from outcomes.importers.aider import AiderImporter
@@ -30,7 +31,21 @@ _HEAD = 256 * 1024
 _TAIL = 4 * 1024
 
 
+def _regular(path: Path) -> None:
+    """TraceUnreadable unless `path` is a regular file (a FIFO would block the read, a
+    device such as /dev/zero would never end it)."""
+    try:
+        mode = path.stat().st_mode
+    except FileNotFoundError:
+        raise TraceUnreadable(f"{path}: no such file") from None
+    except OSError as exc:
+        raise TraceUnreadable(f"{path}: cannot be read ({exc.strerror})") from None
+    if not stat.S_ISREG(mode):
+        raise TraceUnreadable(f"{path}: not a regular file")
+
+
 def read_text(path: Path) -> str:
+    _regular(path)
     try:
         return path.read_text(encoding="utf-8")
     except FileNotFoundError:
@@ -43,11 +58,32 @@ def read_text(path: Path) -> str:
         raise TraceUnreadable(f"{path}: cannot be read ({exc.strerror})") from None
 
 
-def detect(path: Path, text: str) -> Importer:
+def detect_file(path: Path) -> Importer:
+    """The importer for the file at `path`, from its first and last bytes only: a file
+    of no known format is refused without being read whole."""
+    _regular(path)
+    try:
+        with path.open("rb") as handle:
+            head = handle.read(_HEAD * 4)  # a character is at most 4 bytes
+            size = handle.seek(0, 2)
+            tail = b""
+            if size > _HEAD:
+                handle.seek(max(0, size - _TAIL * 4))
+                tail = handle.read()
+    except OSError as exc:
+        raise TraceUnreadable(f"{path}: cannot be read ({exc.strerror})") from None
+    head_text = head.decode("utf-8", errors="ignore")[:_HEAD]
+    tail_text = tail.decode("utf-8", errors="ignore")[-_TAIL:]
+    text = head_text + "\n" + tail_text if tail_text else head_text
+    return detect(path, text, len(head_text))
+
+
+def detect(path: Path, text: str, head: int = _HEAD) -> Importer:
     """The importer whose format the file's start (or, failing that, its end) looks like.
-    Only those two slices are looked at, and every sniffer reads them without recursing
-    into nested values, so a file of any size or nesting is detected in bounded work."""
-    for part in (text[:_HEAD], text[-_TAIL:] if len(text) > _HEAD else ""):
+    Only those two slices are looked at (`head` characters, then the last _TAIL), and
+    every sniffer reads them without recursing into nested values, so a file of any size
+    or nesting is detected in bounded work."""
+    for part in (text[:head], text[-_TAIL:] if len(text) > head else ""):
         if not part:
             continue
         for importer in IMPORTERS.values():
@@ -60,13 +96,13 @@ def detect(path: Path, text: str) -> Importer:
 
 def read_trace(path: Path, fmt: str | None = None) -> Trace:
     """The trace in `path`, read as `fmt` (found from the content when None)."""
-    text = read_text(path)
     if fmt is None:
-        importer = detect(path, text)
+        importer = detect_file(path)
     elif fmt in IMPORTERS:
         importer = IMPORTERS[fmt]
     else:
         raise TraceUnreadable(f"unknown format {fmt!r} (one of {', '.join(FORMATS)})")
+    text = read_text(path)
     try:
         return importer.read(path, text)
     except RecursionError:

@@ -1157,3 +1157,32 @@ def test_each_new_form_imports_and_replays_without_a_dead_letter(tmp_path: Path,
     assert replay.returncode == 0, replay.stderr
     records = [orjson.loads(line) for line in replay.stdout.splitlines()]
     assert not [r for r in records if r["record"] == "dead_letter"]
+
+
+# -- detection from a file's ends ---------------------------------------------------------
+
+
+def test_a_format_whose_mark_closes_the_file_is_found_from_its_end(tmp_path: Path) -> None:
+    """A mini-swe-agent trajectory written without `info` first: nothing in its first
+    256 KiB names the format, `trajectory_format` at its end does."""
+    from outcomes.importers.registry import detect_file
+
+    filler = [{"role": "user", "content": "x" * 1000} for _ in range(400)]
+    data = {"messages": [{"role": "user", "content": "Do it."}, *filler]}
+    text = json.dumps(data)[:-1] + ', "trajectory_format": "mini-swe-agent-1.1"}'
+    path = write(tmp_path, "late.traj.json", text)
+    assert len(text) > 300_000
+    assert detect_file(path).name == "mini-swe-agent"
+    assert read_trace(path).format == "mini-swe-agent"
+
+
+def test_only_regular_files_are_read(tmp_path: Path) -> None:
+    import os
+
+    fifo = tmp_path / "pipe.jsonl"
+    os.mkfifo(fifo)
+    for fmt in (None, "claude-code-jsonl"):
+        with pytest.raises(TraceUnreadable, match="not a regular file"):
+            read_trace(fifo, fmt)
+    with pytest.raises(TraceUnreadable, match="not a regular file"):
+        read_trace(Path("/dev/zero"))
