@@ -108,6 +108,9 @@ NOT_EFFECTS = [
     ("The shipping calculator has been rewritten.", None),
     ("I updated the Helm chart values for staging.", None),
     ("I migrated the profile page to the new API.", None),
+    # version control touches local state, whatever it names
+    ("I stashed the notification changes.", "persistence"),
+    ("Staged the email changes.", "persistence"),
 ]
 
 

@@ -77,6 +77,10 @@ RECORD = _class(
     cache memory memories"""
 )
 
+# Acts of version control that only touch local state, whatever they name ("I stashed
+# the notification changes").
+GIT_VERBS = _class("committed recommitted amended staged stashed unstaged rebased squashed")
+
 RECORD_VERBS = _class(
     """committed recommitted amended staged stashed rebased saved stored persisted written
     wrote recorded logged initialized initialised archived synced"""
@@ -157,7 +161,7 @@ CODE_NOUNS = _class(
     calculator calculators chart charts values config configuration runbook runbooks
     manifest manifests middleware library package widget widgets panel layout style
     styles type types interface interfaces variable variables constant constants query
-    queries"""
+    queries change changes fix fixes edit edits patch patches refactor"""
 )
 
 

@@ -48,6 +48,7 @@ from outcomes.reducers.claims.lexicon import (
 from outcomes.reducers.claims.narrative import Token
 from outcomes.reducers.claims.objects import (
     CHANGE_VERBS,
+    GIT_VERBS,
     NEGATIVE_OUTCOMES,
     REMOTE,
     RUNNING_SYSTEMS,
@@ -164,6 +165,8 @@ def place_in(words: Sequence[str], h: int, use: Use | None, reach: int = 14) -> 
 
     if found[0] == "check":
         return "check"
+    if words[h] in GIT_VERBS:
+        return "record"
     if "remote" in found:
         return "remote"
     if "record" in found:
