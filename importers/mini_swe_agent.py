@@ -2,9 +2,10 @@
 
 One JSON object: `info` (`mini_version`, `exit_status`, `submission`: for SWE-bench
 configs the final `git diff`, `config` with the model's name), `messages`, and
-`trajectory_format` — `mini-swe-agent-1` from the 1.x savers, `mini-swe-agent-1.1` from
-the 2.x agent's own `save`. The version is `info.mini_version` (its major number says
-which writer), else the format string.
+`trajectory_format` — `mini-swe-agent-1` from the 1.x savers (1.0 wrote neither mark; its
+`info.model_stats.instance_cost` is how such a file is recognised), `mini-swe-agent-1.1`
+from the 2.x agent's own `save`. The version is `info.mini_version` (its major number
+says which writer), else the format string.
 
 1.x: `system`, the task as the first `user` message, then `assistant` turns holding one
 ```` ```bash ```` block, each answered by a `user` message (`<returncode>N</returncode>`
@@ -104,6 +105,7 @@ class MiniSweAgentImporter(Importer):
             ('"trajectory_format"' in head and "mini-swe-agent" in head)
             or ('"mini_version"' in head and '"messages"' in head)
             or '"agent_type": "minisweagent.' in head
+            or ('"instance_cost"' in head and '"messages"' in head)  # 1.0's save, no marks
             or ('"messages"' in head and "<returncode>" in head)
         )
 

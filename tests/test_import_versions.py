@@ -1186,3 +1186,38 @@ def test_only_regular_files_are_read(tmp_path: Path) -> None:
             read_trace(fifo, fmt)
     with pytest.raises(TraceUnreadable, match="not a regular file"):
         read_trace(Path("/dev/zero"))
+
+
+def test_mini_swe_agent_1_0_without_marks_and_its_default_template(tmp_path: Path) -> None:
+    """1.0 saved neither `trajectory_format` nor `mini_version`, and its default
+    observation template printed the result's dict."""
+    messages = [
+        {"role": "system", "content": "sys"},
+        {"role": "user", "content": "Your task: count files."},
+        {"role": "assistant", "content": "```bash\nls | wc -l\n```"},
+        {"role": "user", "content": "Observation: {'output': '3\\n', 'returncode': 0}"},
+        {"role": "assistant", "content": "```bash\nfalse\n```"},
+        {"role": "user", "content": "Observation: {'output': '', 'returncode': 1}"},
+        {"role": "assistant", "content": "```bash\nsleep 999\n```"},
+        {
+            "role": "user",
+            "content": "The last command <command>sleep 999</command> timed out and has been"
+            " killed.\nThe output of the command was:\n<output>\n\n</output>\nPlease try"
+            " another command and make sure to avoid those requiring interactive input.",
+        },
+    ]
+    data = {
+        "info": {
+            "exit_status": "LimitsExceeded",
+            "submission": "",
+            "model_stats": {"instance_cost": 0.0, "api_calls": 2},
+        },
+        "messages": messages,
+    }
+    trace = read_trace(write(tmp_path, "old.json", json.dumps(data, indent=2)))
+    assert trace.format == "mini-swe-agent"
+    assert [(c.command, c.exit_code, c.timed_out) for c in calls(trace)] == [
+        ("ls | wc -l", 0, False),
+        ("false", 1, False),
+        ("sleep 999", None, True),
+    ]
