@@ -2,21 +2,34 @@
 
 Claude Code runs it with the hook's JSON on standard input (SessionStart,
 UserPromptSubmit, PostToolUse, PostToolUseFailure, Stop, SessionEnd). Each call appends
-the payload to the session's journal, derives the session's events from the whole
-journal (the same derivation as `outcomes import`; event ids are deterministic, so what
-was derived before is derived again identically), adds the new ones to the session's
-spool, and publishes the spool in order. What the broker does not acknowledge stays in
-the spool and goes first on the next call. The hook never fails the agent's session:
-every problem is one line on standard error and exit status 0.
+the payload to the session's journal, maps the payloads not mapped yet into steps (each
+payload is mapped once; the steps are kept in `steps.jsonl`), derives the session's
+events from those steps (the same derivation as `outcomes import`; event ids are
+deterministic, so what was derived before is derived again identically), adds the new
+ones to the session's spool, and publishes the spool in order. What the broker does not
+acknowledge stays in the spool and goes first on the next call. The hook never fails the
+agent's session: every problem is one line on standard error and exit status 0.
+
+Bounds, so that no input holds a call past Claude Code's hook timeout: a payload of at
+most 32 MiB is read; a Stop reads the transcript for the last assistant message only if
+it is a regular file (opened without blocking, at most 256 MiB), and a transcript it
+cannot read (whatever value it holds) leaves the text out, never the Stop; a call waits
+at most `--lock-wait` seconds for another call of the same session, and if that is not
+enough its payload is already journaled and is mapped by the next call.
 
 State lives in `--state-dir` (default `$OUTCOMES_HOOK_DIR`, else
 `$XDG_STATE_HOME/outcomes/claude-code`, else `~/.local/state/outcomes/claude-code`), one
-folder per session: `journal.jsonl`, `spool.jsonl`, `derived.txt` (ids already spooled).
+folder per session, named by :func:`session_folder` (a readable prefix of the session id
+and a hash of all of it: an id such as `..` or `a/b` stays inside the state dir, and two
+ids never share a folder): `journal.jsonl`, `steps.jsonl` and `mapped.json` (the payloads
+mapped so far), `spool.jsonl`, `derived.txt` (ids already spooled).
 """
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
+import hashlib
 import logging
 import os
 import sys
@@ -30,8 +43,23 @@ import click
 import orjson
 
 from outcomes.cli import options
-from outcomes.importers.claude_hooks import last_assistant_text, live_trace, run_id_of
+from outcomes.importers.base import obj
+from outcomes.importers.claude_hooks import (
+    assemble,
+    last_assistant_text,
+    run_id_of,
+    step_from_json,
+    step_json,
+    steps_of,
+)
 from outcomes.importers.derive import derive
+from outcomes.importers.trace import Finish, Started, Step
+
+# The largest hook payload read (Claude Code's payloads carry a tool's whole response).
+MAX_PAYLOAD_BYTES = 32 * 1024 * 1024
+# How long a call waits for another call of the same session (Claude Code's hook timeout
+# is 30 s by default).
+LOCK_WAIT_SECONDS = 10.0
 
 
 def default_state_dir() -> Path:
@@ -65,12 +93,21 @@ def hook() -> None:
     show_default=True,
     help="Seconds to wait for the broker before keeping the events for the next call.",
 )
+@click.option(
+    "--lock-wait",
+    type=click.FloatRange(min=0.0),
+    default=LOCK_WAIT_SECONDS,
+    show_default=True,
+    help="Seconds to wait for another call of the same session; past it the payload is "
+    "journaled and its events go with the next call.",
+)
 @options.bootstrap
 @options.schema_registry
 def claude_code(
     state_dir: Path | None,
     run_id: str | None,
     timeout: float,
+    lock_wait: float,
     bootstrap: str | None,
     schema_registry_url: str | None,
 ) -> None:
@@ -82,12 +119,13 @@ def claude_code(
     """
     try:
         message = _handle(
-            sys.stdin.buffer.read(),
+            sys.stdin.buffer.read(MAX_PAYLOAD_BYTES + 1),
             state_dir or default_state_dir(),
             run_id,
             timeout,
             bootstrap,
             schema_registry_url,
+            lock_wait,
         )
     except Exception as exc:  # the agent's session must go on whatever happened here
         message = f"outcomes hook: error: {type(exc).__name__}: {exc}"
@@ -102,7 +140,10 @@ def _handle(
     timeout: float,
     bootstrap: str | None,
     registry: str | None,
+    lock_wait: float = LOCK_WAIT_SECONDS,
 ) -> str | None:
+    if len(raw) > MAX_PAYLOAD_BYTES:
+        return f"outcomes hook: error: the hook input is larger than {MAX_PAYLOAD_BYTES} bytes"
     try:
         payload = orjson.loads(raw)
     except orjson.JSONDecodeError as exc:
@@ -110,46 +151,135 @@ def _handle(
     if not isinstance(payload, dict) or not isinstance(payload.get("session_id"), str):
         return "outcomes hook: error: the hook input has no session_id"
     session = payload["session_id"]
-    folder = state_dir / _safe(session)
-    folder.mkdir(parents=True, exist_ok=True)
-    with _locked(folder / "lock"):
-        if payload.get("hook_event_name") == "Stop" and not payload.get("last_assistant_message"):
-            text = last_assistant_text(payload.get("transcript_path"))
-            if text:
-                payload = {**payload, "last_assistant_message": text}
-        entry = {"at": time.time_ns() // 1000, "payload": payload}
-        with (folder / "journal.jsonl").open("ab") as journal:
-            journal.write(orjson.dumps(entry) + b"\n")
-        entries = _read_jsonl(folder / "journal.jsonl")
-        transcript = str(payload.get("transcript_path") or f"{session}.jsonl")
-        events = derive(live_trace(transcript, entries), run_id or run_id_of(session), whole=False)
-        derived_path = folder / "derived.txt"
-        known = set(derived_path.read_text().split()) if derived_path.exists() else set()
-        new = [e for e in events if e["event_id"] not in known]
-        spool = _read_jsonl(folder / "spool.jsonl") + new
-        if new:  # spooled first, then marked derived: a crash in between repeats, never loses
-            _write_jsonl(folder / "spool.jsonl", spool)
-            with derived_path.open("a") as out:
-                out.writelines(e["event_id"] + "\n" for e in new)
-        if not spool:
-            return None
-        sent, rejected, problem = _publish(spool, timeout, bootstrap, registry)
-        if rejected:  # invalid events are kept aside with the reason, never resent
-            with (folder / "rejected.jsonl").open("ab") as out:
-                out.writelines(
-                    orjson.dumps({"reason": why, "event": e}) + b"\n" for e, why in rejected
-                )
-        gone = sent | {e["event_id"] for e, _ in rejected}
-        left = [e for e in spool if e["event_id"] not in gone]
-        _write_jsonl(folder / "spool.jsonl", left)
-        if rejected and not left:
-            return f"outcomes hook: {problem}; see {folder / 'rejected.jsonl'}"
-        if left:
-            return (
-                f"outcomes hook: {problem or 'not acknowledged'}; {len(left)} event(s) kept in "
-                f"{folder / 'spool.jsonl'} for the next call"
+    folder = _folder(state_dir, session)
+    notes: list[str] = []
+    if payload.get("hook_event_name") == "Stop" and not payload.get("last_assistant_message"):
+        text, why = last_assistant_text(payload.get("transcript_path"))
+        if text:
+            payload = {**payload, "last_assistant_message": text}
+        if why:
+            notes.append(f"no last assistant message from the {why}")
+    entry = {"at": time.time_ns() // 1000, "payload": payload}
+    _append(folder / "journal.jsonl", orjson.dumps(entry) + b"\n")
+    try:
+        with _locked(folder / "lock", lock_wait):
+            problem = _publish_session(
+                folder, session, payload, run_id, timeout, bootstrap, registry, notes
             )
+    except LockBusy:
+        problem = (
+            f"another call of the session held it for {lock_wait:g} s; the payload is "
+            "journaled and its events go with the next call"
+        )
+    lines = [*notes, *([problem] if problem else [])]
+    return "outcomes hook: " + "; ".join(lines) if lines else None
+
+
+def _publish_session(
+    folder: Path,
+    session: str,
+    payload: dict[str, Any],
+    run_id: str | None,
+    timeout: float,
+    bootstrap: str | None,
+    registry: str | None,
+    notes: list[str],
+) -> str | None:
+    """Map the new payloads, derive, spool the new events and publish the spool; what to
+    say about it, or None."""
+    transcript = str(payload.get("transcript_path") or f"{session}.jsonl")
+    events = _derived(folder, transcript, run_id or run_id_of(session), notes)
+    derived_path = folder / "derived.txt"
+    known = set(derived_path.read_text().split()) if derived_path.exists() else set()
+    new = [e for e in events if e["event_id"] not in known]
+    spool = _read_jsonl(folder / "spool.jsonl") + new
+    if new:  # spooled first, then marked derived: a crash in between repeats, never loses
+        _write_jsonl(folder / "spool.jsonl", spool)
+        with derived_path.open("a") as out:
+            out.writelines(e["event_id"] + "\n" for e in new)
+    if not spool:
+        return None
+    sent, rejected, problem = _publish(spool, timeout, bootstrap, registry)
+    if rejected:  # invalid events are kept aside with the reason, never resent
+        with (folder / "rejected.jsonl").open("ab") as out:
+            out.writelines(orjson.dumps({"reason": why, "event": e}) + b"\n" for e, why in rejected)
+    gone = sent | {e["event_id"] for e, _ in rejected}
+    left = [e for e in spool if e["event_id"] not in gone]
+    _write_jsonl(folder / "spool.jsonl", left)
+    if rejected and not left:
+        return f"{problem}; see {folder / 'rejected.jsonl'}"
+    if left:
+        return (
+            f"{problem or 'not acknowledged'}; {len(left)} event(s) kept in "
+            f"{folder / 'spool.jsonl'} for the next call"
+        )
     return None
+
+
+def _derived(folder: Path, transcript: str, run_id: str, notes: list[str]) -> list[dict[str, Any]]:
+    """The session's events: the payloads journaled since the last call are mapped (each
+    once; what was mapped is kept), then the events derived from all the steps. A payload
+    whose steps the derivation fails on keeps only its start or stop, so one bad value
+    never leaves the session unfinished."""
+    mark = _read_json(folder / "mapped.json")
+    offset, count = int(mark.get("offset") or 0), int(mark.get("entries") or 0)
+    root = mark.get("root") if isinstance(mark.get("root"), str) else None
+    rows, offset, count, root = _map_new(folder / "journal.jsonl", offset, count, root, notes)
+    mapped = _mapped_steps(folder / "steps.jsonl")
+    added = [[step_from_json(s) for s in row["steps"]] for row in rows]
+    try:
+        events = derive(assemble(transcript, mapped + added, root), run_id, whole=False)
+    except Exception as exc:  # a value the derivation fails on: drop the new payloads' steps
+        numbers = ", ".join(str(row["n"]) for row in rows)
+        notes.append(f"payload(s) {numbers} not derived ({type(exc).__name__}: {str(exc)[:200]})")
+        added = [[s for s in steps if isinstance(s, Started | Finish)] for steps in added]
+        rows = [
+            {"n": r["n"], "steps": [step_json(s) for s in a]}
+            for r, a in zip(rows, added, strict=True)
+        ]
+        events = derive(assemble(transcript, mapped + added, root), run_id, whole=False)
+    if rows:  # kept, then marked mapped: a crash in between maps them again, never loses
+        with (folder / "steps.jsonl").open("ab") as out:
+            out.writelines(orjson.dumps(row) + b"\n" for row in rows)
+    _write_json(folder / "mapped.json", {"offset": offset, "entries": count, "root": root})
+    return events
+
+
+def _map_new(
+    journal: Path, offset: int, count: int, root: str | None, notes: list[str]
+) -> tuple[list[dict[str, Any]], int, int, str | None]:
+    """The journal's complete lines from `offset` mapped to steps: rows {"n": payload
+    number, "steps": [...]}, the offset after them, the payloads counted, the root."""
+    with journal.open("rb") as handle:
+        handle.seek(offset)
+        chunk = handle.read()
+    complete = chunk[: chunk.rfind(b"\n") + 1]  # a line still being appended waits
+    rows = []
+    for line in complete.splitlines():
+        if not line.strip():
+            continue
+        number = count
+        count += 1
+        try:
+            entry = orjson.loads(line)
+            payload = obj(entry.get("payload")) if isinstance(entry, dict) else {}
+            if root is None and isinstance(payload.get("cwd"), str):
+                root = payload["cwd"]
+            steps = steps_of(number, int(entry.get("at") or 0), payload)
+        except Exception as exc:  # one payload that cannot be mapped costs only itself
+            notes.append(f"payload {number} not mapped ({type(exc).__name__}: {str(exc)[:200]})")
+            steps = []
+        rows.append({"n": number, "steps": [step_json(s) for s in steps]})
+    return rows, offset + len(complete), count, root
+
+
+def _mapped_steps(path: Path) -> list[list[Step]]:
+    """The steps kept for each payload mapped by earlier calls, in payload order (a row
+    written twice by a call that crashed before marking it counts once)."""
+    seen: dict[int, list[Step]] = {}
+    for row in _read_jsonl(path):
+        seen.setdefault(int(row["n"]), [step_from_json(s) for s in row["steps"]])
+    return [seen[n] for n in sorted(seen)]
 
 
 def _publish(
@@ -206,20 +336,78 @@ def _publish(
     return sent, rejected, problem
 
 
-def _safe(name: str) -> str:
-    return "".join(c if c.isalnum() or c in "-_." else "_" for c in name)[:200] or "session"
+def session_folder(session: str) -> str:
+    """The folder name of a session: its id's letters, digits, `-` and `_` (others as `_`,
+    at most 64), then 16 hex digits of the id's SHA-256. Never `.` or `..`, never a path,
+    and two ids get two folders (`col/1` and `col_1` share only the prefix)."""
+    prefix = "".join(c if c.isascii() and (c.isalnum() or c in "-_") else "_" for c in session)
+    digest = hashlib.sha256(session.encode("utf-8", "surrogatepass")).hexdigest()[:16]
+    return f"{prefix[:64] or 'session'}-{digest}"
+
+
+def _folder(state_dir: Path, session: str) -> Path:
+    """The session's folder, created. A session whose folder an earlier version named by
+    the id alone keeps it (taken over by renaming) when that name was unambiguous: the
+    id held only letters, digits, `-`, `_` and `.`, and is not dots alone."""
+    folder = state_dir / session_folder(session)
+    if not folder.is_dir():
+        state_dir.mkdir(parents=True, exist_ok=True)
+        old = state_dir / session
+        plain = all(c.isalnum() or c in "-_." for c in session) and session.strip(".")
+        if plain and len(session) <= 200 and old.is_dir() and not old.is_symlink():
+            with contextlib.suppress(OSError):  # another call took it over first
+                old.rename(folder)
+        folder.mkdir(exist_ok=True)
+    return folder
+
+
+class LockBusy(Exception):
+    """Another hook call of the same session held its lock past the wait (internal)."""
 
 
 @contextmanager
-def _locked(path: Path) -> Iterator[None]:
+def _locked(path: Path, wait: float) -> Iterator[None]:
     """One hook call per session at a time (Claude Code runs hooks of parallel tool
-    calls concurrently)."""
+    calls concurrently), waiting at most `wait` seconds (then LockBusy)."""
+    deadline = time.monotonic() + wait
     with path.open("a") as handle:
-        fcntl.flock(handle, fcntl.LOCK_EX)
+        while True:
+            try:
+                fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                if time.monotonic() >= deadline:
+                    raise LockBusy from None
+                time.sleep(0.05)
         try:
             yield
         finally:
             fcntl.flock(handle, fcntl.LOCK_UN)
+
+
+def _append(path: Path, line: bytes) -> None:
+    """`line` at the end of `path` in one write (O_APPEND: calls that append at once do
+    not interleave)."""
+    fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_CLOEXEC, 0o600)
+    try:
+        written = os.write(fd, line)
+        while written < len(line):
+            written += os.write(fd, line[written:])
+    finally:
+        os.close(fd)
+
+
+def _read_json(path: Path) -> dict[str, Any]:
+    if not path.exists():
+        return {}
+    value = orjson.loads(path.read_bytes())
+    return value if isinstance(value, dict) else {}
+
+
+def _write_json(path: Path, value: dict[str, Any]) -> None:
+    tmp = path.with_suffix(".tmp")
+    tmp.write_bytes(orjson.dumps(value))
+    tmp.replace(path)
 
 
 def _read_jsonl(path: Path) -> list[dict[str, Any]]:

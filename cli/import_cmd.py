@@ -15,14 +15,8 @@ import click
 import orjson
 
 from outcomes.cli import options
-from outcomes.cli.output import (
-    NotReadable,
-    OutputUnusable,
-    atomic_output,
-    check_target,
-    read_regular,
-    usage_failed,
-)
+from outcomes.cli.output import OutputUnusable, atomic_output, check_target, usage_failed
+from outcomes.common.files import NotReadable, read_regular
 from outcomes.importers.derive import derive
 from outcomes.importers.registry import FORMATS, IMPORTERS, detect
 from outcomes.importers.trace import Message, ToolCall, Trace, TraceUnreadable

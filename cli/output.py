@@ -1,4 +1,4 @@
-"""Where a command writes its output file (`--out`), and what it reads without blocking.
+"""Where a command writes its output file (`--out`).
 
 An output is written to a temporary file in the target's directory and renamed over the
 target once complete: a command that fails or is interrupted leaves the target as it was,
@@ -7,8 +7,8 @@ anything is read (writing it would empty the input first). A target that exists 
 a regular file (`/dev/null`, a FIFO) is written in place: renaming over it would replace
 the device.
 
-Inputs are opened without blocking and read only when they are regular files, up to a
-size cap: a FIFO would wait for a writer forever, `/dev/zero` never ends.
+Inputs are read with `outcomes.common.files.read_regular` (regular files only, without
+blocking, up to a size cap).
 """
 
 from __future__ import annotations
@@ -40,14 +40,6 @@ class UsageFailed(CommandFailed):
     reported as the one error line."""
 
     exit_code = 2
-
-
-class NotReadable(OutcomesError):
-    """An input that is not a regular file, or is larger than the command reads.
-
-    Operators: give the path of a regular file (not a FIFO, a device or a directory), or
-    raise the command's size limit if the file is that large on purpose.
-    """
 
 
 def usage_failed(error: OutcomesError) -> UsageFailed:
@@ -123,32 +115,3 @@ def atomic_output(path: Path) -> Iterator[BinaryIO]:
     except BaseException:
         Path(temporary).unlink(missing_ok=True)
         raise
-
-
-def read_regular(path: Path, max_bytes: int) -> bytes:
-    """The bytes of `path` if it is a regular file of at most `max_bytes` bytes; raises
-    NotReadable (FileNotFoundError when there is no such file) otherwise. Opened without
-    blocking, so a FIFO is refused instead of waited on."""
-    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
-    with os.fdopen(fd, "rb") as handle:
-        info = os.fstat(fd)
-        if not stat.S_ISREG(info.st_mode):
-            raise NotReadable(f"{path}: not a regular file ({_kind(info.st_mode)})")
-        if info.st_size > max_bytes:
-            raise NotReadable(f"{path}: {info.st_size} bytes, more than the {max_bytes} read")
-        data = handle.read(max_bytes + 1)  # a file still growing stops at the cap
-    if len(data) > max_bytes:
-        raise NotReadable(f"{path}: more than the {max_bytes} bytes read")
-    return data
-
-
-def _kind(mode: int) -> str:
-    if stat.S_ISFIFO(mode):
-        return "a FIFO"
-    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
-        return "a device"
-    if stat.S_ISDIR(mode):
-        return "a directory"
-    if stat.S_ISSOCK(mode):
-        return "a socket"
-    return "not a file"

@@ -15,9 +15,11 @@ assistant text of the transcript at `transcript_path`.
 
 from __future__ import annotations
 
+import dataclasses
 from pathlib import Path
 from typing import Any
 
+from outcomes.common.files import NotReadable, read_regular
 from outcomes.importers.base import obj, text_of
 from outcomes.importers.claude_code import ClaudeCodeImporter, call_fields, result_fields
 from outcomes.importers.trace import (
@@ -47,17 +49,28 @@ def run_id_of(session_id: str) -> str:
     return f"{FORMAT}:{session_id}"[:128]
 
 
-def last_assistant_text(transcript_path: str | None) -> str | None:
-    """The last assistant message of the transcript, or None if it cannot be read."""
-    if not transcript_path:
-        return None
+# The largest transcript a Stop reads for the last assistant message.
+MAX_TRANSCRIPT_BYTES = 256 * 1024 * 1024
+
+
+def last_assistant_text(transcript_path: object) -> tuple[str | None, str | None]:
+    """(the last assistant message of the transcript or None, why it could not be read
+    or None). Only a regular file is read, without blocking (a FIFO is refused, never
+    waited on), up to MAX_TRANSCRIPT_BYTES; a transcript the reader fails on, whatever
+    the value, gives no text and a reason, so a Stop is still journaled and finalises
+    the run."""
+    if not isinstance(transcript_path, str) or not transcript_path:
+        return None, None
     path = Path(transcript_path)
     try:
-        trace = ClaudeCodeImporter().read(path, path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, TraceUnreadable):
-        return None
+        text = read_regular(path, MAX_TRANSCRIPT_BYTES).decode("utf-8")
+        trace = ClaudeCodeImporter().read(path, text)
+    except (OSError, UnicodeDecodeError, NotReadable, TraceUnreadable) as exc:
+        return None, f"transcript {transcript_path}: {exc}"
+    except Exception as exc:  # a value the reader fails on must not stop the Stop
+        return None, f"transcript {transcript_path}: {type(exc).__name__}: {str(exc)[:200]}"
     texts = [s.text for s in trace.steps if isinstance(s, Message) and s.role == "assistant"]
-    return texts[-1] if texts else None
+    return (texts[-1] if texts else None), None
 
 
 def steps_of(number: int, at: int, payload: dict[str, Any]) -> list[Step]:
@@ -120,16 +133,47 @@ def _response_text(response: object) -> str:
 
 def live_trace(transcript: str, entries: list[dict[str, Any]]) -> Trace:
     """The trace of a session's journal: entries `{"at": micros, "payload": {...}}` in
-    arrival order. A SessionEnd right after a Stop adds nothing (the run was handed
-    over already)."""
+    arrival order."""
+    mapped = [
+        steps_of(n, int(e.get("at") or 0), obj(e.get("payload"))) for n, e in enumerate(entries)
+    ]
+    return assemble(transcript, mapped, root_of(entries))
+
+
+def root_of(entries: list[dict[str, Any]]) -> str | None:
+    """The workspace: the first `cwd` a payload gives."""
+    for entry in entries:
+        cwd = obj(entry.get("payload")).get("cwd")
+        if isinstance(cwd, str):
+            return cwd
+    return None
+
+
+def assemble(transcript: str, mapped: list[list[Step]], root: str | None) -> Trace:
+    """The trace of the steps each payload of a session added, in arrival order. A
+    SessionEnd right after a Stop adds nothing (the run was handed over already)."""
     steps: list[Step] = []
-    root: str | None = None
-    for number, entry in enumerate(entries):
-        payload = obj(entry.get("payload"))
-        if root is None and isinstance(payload.get("cwd"), str):
-            root = payload["cwd"]
-        added = steps_of(number, int(entry.get("at") or 0), payload)
+    for added in mapped:
         if added and isinstance(added[-1], Finish) and steps and isinstance(steps[-1], Finish):
             continue
         steps.extend(added)
     return Trace(FORMAT, "claude-code (hooks)", transcript, tuple(steps), root=root)
+
+
+# Steps as JSON, so the hook maps each payload once and keeps what it mapped.
+_STEP_TYPES: dict[str, type[Step]] = {
+    cls.__name__: cls for cls in (Message, ToolCall, Started, Finish)
+}
+
+
+def step_json(step: Step) -> dict[str, Any]:
+    """`step` as a JSON object (`step_from_json` reads it back to an equal step)."""
+    fields = {f.name: getattr(step, f.name) for f in dataclasses.fields(step)}
+    return {"step": type(step).__name__, **fields}
+
+
+def step_from_json(value: dict[str, Any]) -> Step:
+    """The step `step_json` wrote (KeyError or TypeError for anything else)."""
+    fields = dict(value)
+    cls = _STEP_TYPES[fields.pop("step")]
+    return cls(**fields)

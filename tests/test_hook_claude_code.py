@@ -13,15 +13,20 @@ the broker up sends them first.
 
 from __future__ import annotations
 
+import fcntl
 import json
+import os
 import subprocess
 import sys
+import time
 import uuid
 from pathlib import Path
 from typing import Any
 
 import orjson
+import pytest
 
+from outcomes.cli import hook as hook_cli
 from outcomes.devtools.harness import (
     Harness,
     KafkaConfig,
@@ -83,7 +88,7 @@ def hook(
 
 
 def spool(state: Path, session: str) -> list[dict[str, Any]]:
-    path = state / session / "spool.jsonl"
+    path = state / hook_cli.session_folder(session) / "spool.jsonl"
     return [orjson.loads(x) for x in path.read_bytes().splitlines()] if path.exists() else []
 
 
@@ -206,3 +211,169 @@ def test_payloads_read_as_the_transcript_reads_its_tool_calls() -> None:
     # a longer journal repeats the earlier events exactly (the hook sends only new ones)
     shorter = derive(live_trace("/nowhere/s.jsonl", entries[:3]), "r", whole=False)
     assert shorter == events[: len(shorter)]
+
+
+# ---------------------------------------------------------- issue 34: hook state and bounds
+# In process, with publishing replaced by a broker that acknowledges nothing: what is
+# checked is the state the hook keeps, which does not depend on the broker.
+
+BASE = {"transcript_path": "/nowhere/s.jsonl", "cwd": "/w"}
+
+
+@pytest.fixture
+def no_broker(monkeypatch: pytest.MonkeyPatch) -> None:
+    def publish(
+        events: list[dict[str, Any]], timeout: float, bootstrap: str | None, registry: str | None
+    ) -> tuple[set[str], list[tuple[dict[str, Any], str]], str | None]:
+        return set(), [], "broker down"
+
+    monkeypatch.setattr(hook_cli, "_publish", publish)
+
+
+def call(
+    state: Path, session: str, event: str, lock_wait: float = 5.0, **fields: Any
+) -> str | None:
+    payload = {**BASE, "session_id": session, "hook_event_name": event, **fields}
+    return hook_cli._handle(orjson.dumps(payload), state, None, 1.0, None, None, lock_wait)
+
+
+def folder(state: Path, session: str) -> Path:
+    return state / hook_cli.session_folder(session)
+
+
+def spooled(state: Path, session: str) -> list[dict[str, Any]]:
+    path = folder(state, session) / "spool.jsonl"
+    return [orjson.loads(x) for x in path.read_bytes().splitlines()] if path.exists() else []
+
+
+@pytest.mark.usefixtures("no_broker")
+def test_a_session_id_never_leaves_the_state_dir(tmp_path: Path) -> None:
+    state = tmp_path / "state"
+    for session in ("..", ".", "../../x", "/abs/path", "a/../../b", "\n", ""):
+        call(state, session, "UserPromptSubmit", prompt="hello")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["state"]
+    names = [p.name for p in state.iterdir()]
+    assert len(names) == 7 and all("/" not in n and n.strip(".") for n in names)
+
+
+@pytest.mark.usefixtures("no_broker")
+def test_ids_that_print_alike_get_their_own_folders_and_goals(tmp_path: Path) -> None:
+    call(tmp_path, "col/1", "UserPromptSubmit", prompt="Goal of col/1")
+    call(tmp_path, "col_1", "UserPromptSubmit", prompt="Goal of col_1")
+    assert folder(tmp_path, "col/1") != folder(tmp_path, "col_1")
+    for session in ("col/1", "col_1"):
+        journal = (folder(tmp_path, session) / "journal.jsonl").read_bytes().splitlines()
+        assert [orjson.loads(x)["payload"]["prompt"] for x in journal] == [f"Goal of {session}"]
+        runs = {e["run_id"] for e in spooled(tmp_path, session)}
+        assert runs == {f"claude-code-jsonl:{session}"}
+
+
+@pytest.mark.timeout(60)
+@pytest.mark.usefixtures("no_broker")
+def test_a_fifo_transcript_does_not_hang_the_stop(tmp_path: Path) -> None:
+    fifo = tmp_path / "transcript.jsonl"
+    os.mkfifo(fifo)
+    state = tmp_path / "state"
+    call(state, "s", "UserPromptSubmit", prompt="Do it.")
+    message = call(state, "s", "Stop", transcript_path=str(fifo))
+    assert message is not None and "not a regular file (a FIFO)" in message
+    types = [e["type"] for e in spooled(state, "s")]
+    assert "finalize.requested" in types
+
+
+@pytest.mark.usefixtures("no_broker")
+def test_a_transcript_the_reader_fails_on_still_finalises(tmp_path: Path) -> None:
+    transcript = tmp_path / "deep.jsonl"
+    deep = "[" * 100_000 + "]" * 100_000
+    transcript.write_text(f'{{"type": "user", "message": {{"content": {deep}}}}}\n')
+    state = tmp_path / "state"
+    call(state, "s", "UserPromptSubmit", prompt="Do it.")
+    call(state, "s", "Stop", transcript_path=str(transcript))
+    types = [e["type"] for e in spooled(state, "s")]
+    assert "finalize.requested" in types
+
+
+@pytest.mark.usefixtures("no_broker")
+def test_a_payload_the_derivation_fails_on_keeps_the_stop(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from outcomes.importers.trace import Message
+
+    real = hook_cli.derive
+
+    def derive(trace: Any, run_id: str, *, whole: bool = True) -> list[dict[str, Any]]:
+        if any(isinstance(s, Message) and s.text == "poison" for s in trace.steps):
+            raise OverflowError("date value out of range")
+        return real(trace, run_id, whole=whole)
+
+    monkeypatch.setattr(hook_cli, "derive", derive)
+    call(tmp_path, "s", "UserPromptSubmit", prompt="Do it.")
+    message = call(tmp_path, "s", "Stop", last_assistant_message="poison")
+    assert message is not None and "payload(s) 1 not derived (OverflowError" in message
+    types = [e["type"] for e in spooled(tmp_path, "s")]
+    assert "finalize.requested" in types
+    # and the session goes on: a later payload is mapped and derived as usual
+    call(tmp_path, "s", "SessionEnd", reason="other")
+    assert [e["type"] for e in spooled(tmp_path, "s")].count("finalize.requested") == 1
+
+
+@pytest.mark.usefixtures("no_broker")
+def test_each_payload_is_mapped_once_and_the_events_are_the_whole_journals(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from outcomes.importers.claude_hooks import live_trace
+    from outcomes.importers.derive import derive
+
+    mapped: list[int] = []
+    real = hook_cli.steps_of
+
+    def steps_of(number: int, at: int, payload: dict[str, Any]) -> Any:
+        mapped.append(number)
+        return real(number, at, payload)
+
+    monkeypatch.setattr(hook_cli, "steps_of", steps_of)
+    sent = [
+        ("SessionStart", {"source": "startup"}),
+        ("UserPromptSubmit", {"prompt": "Run the tests."}),
+        ("PostToolUse", {"tool_name": "Bash", "tool_use_id": "t1",
+                         "tool_input": {"command": "echo '" + "x" * 100_000 + "' && pytest -q"},
+                         "tool_response": {"stdout": "3 passed in 0.1s", "stderr": ""}}),
+        ("PostToolUse", {"tool_name": "Bash", "tool_use_id": "t2",
+                         "tool_input": {"command": "ls"}, "tool_response": {"stdout": "a"}}),
+        ("Stop", {"last_assistant_message": "Tests pass."}),
+        ("SessionEnd", {"reason": "other"}),
+    ]  # fmt: skip
+    for event, fields in sent:
+        call(tmp_path, "s", event, **fields)
+    assert mapped == list(range(len(sent)))  # each payload once, across six calls
+    journal = (folder(tmp_path, "s") / "journal.jsonl").read_bytes().splitlines()
+    entries = [orjson.loads(x) for x in journal]
+    whole = derive(live_trace("/nowhere/s.jsonl", entries), "claude-code-jsonl:s", whole=False)
+    assert spooled(tmp_path, "s") == whole
+
+
+@pytest.mark.usefixtures("no_broker")
+def test_a_busy_session_lock_is_waited_on_for_a_bounded_time(tmp_path: Path) -> None:
+    call(tmp_path, "s", "UserPromptSubmit", prompt="Do it.")
+    with (folder(tmp_path, "s") / "lock").open("a") as held:
+        fcntl.flock(held, fcntl.LOCK_EX)
+        started = time.monotonic()
+        message = call(tmp_path, "s", "Stop", lock_wait=0.3, last_assistant_message="Done.")
+        waited = time.monotonic() - started
+        fcntl.flock(held, fcntl.LOCK_UN)
+    assert message is not None and "journaled" in message
+    assert waited < 5  # bounded by --lock-wait, not by the other call
+    assert "finalize.requested" not in [e["type"] for e in spooled(tmp_path, "s")]
+    call(tmp_path, "s", "SessionEnd", reason="other")  # maps the Stop journaled above
+    texts = [e.get("text") for e in spooled(tmp_path, "s") if e["type"] == "narrative.submitted"]
+    assert texts == ["Done."]
+
+
+def test_a_payload_past_the_cap_is_one_line(tmp_path: Path) -> None:
+    message = hook_cli._handle(
+        b" " * (hook_cli.MAX_PAYLOAD_BYTES + 1), tmp_path, None, 1, None, None
+    )
+    assert message == (
+        f"outcomes hook: error: the hook input is larger than {hook_cli.MAX_PAYLOAD_BYTES} bytes"
+    )
+    assert list(tmp_path.iterdir()) == []
