@@ -1,5 +1,5 @@
-"""Gemini CLI sessions: the chat recording (JSON, then JSONL) and `--output-format
-stream-json`.
+"""Gemini CLI sessions: the chat recording (JSON, then JSONL), `--output-format
+stream-json`, and `/chat save` checkpoints.
 
 The chat recording lives in `~/.gemini/tmp/<project hash>/chats/`. Up to 0.38 it was one
 JSON object, `session-*.json`: `sessionId`, `projectHash`, `startTime`, `lastUpdated`
@@ -49,7 +49,16 @@ from outcomes.importers.base import (
     text_of,
     unreadable,
 )
-from outcomes.importers.trace import Finish, Message, Skipped, Step, ToolCall, ToolKind, Trace
+from outcomes.importers.trace import (
+    Finish,
+    Message,
+    Skipped,
+    Step,
+    ToolCall,
+    ToolKind,
+    Trace,
+    ends_with_a_result,
+)
 
 _SHELL = {"run_shell_command", "shell"}
 _WRITE = {"write_file"}
@@ -186,6 +195,15 @@ def _function_responses(content: object) -> dict[str, object]:
     return found
 
 
+def _is_content(item: object) -> bool:
+    """A Gemini API `Content`: a `role` of user or model and a list of `parts`."""
+    return (
+        isinstance(item, dict)
+        and item.get("role") in {"user", "model"}
+        and isinstance(item.get("parts"), list)
+    )
+
+
 def _is_header(row: object) -> bool:
     """The JSONL recording's first line: the session's fields, no message."""
     return (
@@ -206,6 +224,8 @@ class GeminiCliImporter(Importer):
     def sniff(self, head: str) -> bool:
         if '"projectHash"' in head and '"messages"' in head:
             return True
+        if re.search(r'"role":\s*"model"', head) and re.search(r'"parts":\s*\[', head):
+            return True  # a `/chat save` checkpoint
         for row in first_json_lines(head, 10):
             if _is_header(row):
                 return True
@@ -229,11 +249,84 @@ class GeminiCliImporter(Importer):
             ]
             last = f"message {len(data['messages']) - 1}"
             return self._chat(path, found, data, last, [], "gemini-cli")
+        history = data.get("history") if isinstance(data, dict) else data
+        if isinstance(history, list) and history and all(_is_content(c) for c in history):
+            return self._checkpoint(path, history)
         rows = json_lines(text)
         first = next((row for _, row, why in rows if why is None), None)
         if _is_header(first):
             return self._recording(path, rows)
         return self._stream(path, text)
+
+    def _checkpoint(self, path: Path, history: list[dict[str, Any]]) -> Trace:
+        """A `/chat save` checkpoint: the model's history as Gemini API `Content` items
+        (`role` user/model, `parts` of text, `functionCall`, `functionResponse`). It has
+        no times and no statuses: a result is its response's `output`, or its `error`."""
+        order: list[dict[str, Any] | Message] = []
+        open_calls: list[dict[str, Any]] = []
+        skipped: list[Skipped] = []
+        for index, content in enumerate(history):
+            where = f"history {index}"
+            parts = [p for p in content.get("parts") or [] if isinstance(p, dict)]
+            words = _said([p for p in parts if "text" in p])
+            if content.get("role") == "model":
+                if words.strip():
+                    order.append(Message("assistant", words, None, where))
+                for n, part in enumerate(parts):
+                    call = obj(part.get("functionCall"))
+                    if call:
+                        name = str(call.get("name") or "tool")
+                        record = _call(
+                            str(call.get("id") or f"{where}:{n}"),
+                            name,
+                            obj(call.get("args")),
+                            where,
+                            None,
+                        )
+                        order.append(record)
+                        open_calls.append(record)
+                continue
+            if words.strip():
+                order.append(Message("user", words, None, where))
+            for part in parts:
+                response = obj(part.get("functionResponse"))
+                if not response:
+                    continue
+                # by id, else the oldest open call of that name (older models send no id)
+                record = next(
+                    (
+                        c
+                        for c in open_calls
+                        if response.get("id") and c["call_id"] == response["id"]
+                    ),
+                    None,
+                ) or next((c for c in open_calls if c["tool"] == response.get("name")), None)
+                if record is None:
+                    skipped.append(
+                        Skipped(
+                            where, "a functionResponse of no known call", True, "functionResponse"
+                        )
+                    )
+                    continue
+                open_calls.remove(record)
+                answer = obj(response.get("response"))
+                _result(
+                    record,
+                    _response_text([part]) or "",
+                    "error" in answer and "output" not in answer,
+                )
+        steps: list[Step] = [o if isinstance(o, Message) else ToolCall(**o) for o in order]
+        if not steps:
+            raise unreadable(path, self.name, "an empty checkpoint")
+        steps.append(Finish(f"history {len(history) - 1}", None))
+        return Trace(
+            self.name,
+            "gemini-cli checkpoint",
+            str(path),
+            tuple(steps),
+            skipped=tuple(skipped),
+            complete=ends_with_a_result(steps),
+        )
 
     def _recording(self, path: Path, rows: list[tuple[int, Any, str | None]]) -> Trace:
         """The JSONL recording, replayed the way Gemini CLI loads it: the last writing

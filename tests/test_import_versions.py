@@ -1221,3 +1221,37 @@ def test_mini_swe_agent_1_0_without_marks_and_its_default_template(tmp_path: Pat
         ("false", 1, False),
         ("sleep 999", None, True),
     ]
+
+
+def test_gemini_chat_save_checkpoint(tmp_path: Path) -> None:
+    shell = "Output: 1 failed, 2 passed\nExit Code: 1\nProcess Group PGID: 5"
+    history = [
+        {"role": "user", "parts": [{"text": "Run the tests."}]},
+        {
+            "role": "model",
+            "parts": [
+                {"text": "Running them.", "thought": False},
+                {"functionCall": {"name": "run_shell_command", "args": {"command": "npm test"}}},
+            ],
+        },
+        {
+            "role": "user",
+            "parts": [
+                {"functionResponse": {"name": "run_shell_command", "response": {"output": shell}}}
+            ],
+        },
+        {"role": "model", "parts": [{"text": "One test fails."}]},
+    ]
+    for document in ({"history": history, "authType": "oauth-personal"}, history):
+        path = write(tmp_path, "checkpoint-t.json", json.dumps(document, indent=2))
+        trace = read_trace(path)
+        assert trace.format == "gemini-cli" and trace.agent == "gemini-cli checkpoint"
+        assert [(c.command, c.exit_code, c.output) for c in calls(trace)] == [
+            ("npm test", 1, "1 failed, 2 passed")
+        ]
+        assert messages_of(trace) == [
+            ("user", "Run the tests."),
+            ("assistant", "Running them."),
+            ("assistant", "One test fails."),
+        ]
+        assert trace.complete and not trace.skipped
