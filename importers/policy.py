@@ -46,8 +46,8 @@ _SCOPES = ("focused", "suite")
 class PolicyError(OutcomesError):
     """A policy file that cannot be read or does not have the documented form.
 
-    Operators: the message names the file and the key; the form is in
-    docs/integrations.md ("What done requires").
+    Operators: the message names the file and the key; the form is in this module's
+    docstring and docs/decisions.md ("What done requires").
     """
 
 

@@ -16,6 +16,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from outcomes.reducers.claims.checkkinds import CheckKind, ClaimScope, claimed_checks, label_kinds
 from outcomes.reducers.claims.grammar import ClaimKind, Found, Span, scan_sentences
 from outcomes.reducers.claims.narrative import sentences
 
@@ -171,6 +172,10 @@ class Facts:
             a["path"]: a for a in account.get("artifacts") or ()
         }
         self.required_checks = sorted(self._goal_ids("check"))
+        # The goal requires what the run did (SPEC 3.2, a goal without structure): its
+        # requirements are inferred, so only a definite failure contradicts a claim; a
+        # stale or indeterminate state leaves it unverifiable.
+        self.observed = "observed" in (account.get("requirement_policy") or "")
         self.requested_effects = sorted(self._goal_ids("effect"))
         self.writes = [i for i, e in self.effects.items() if e.get("effect_class") == "write"]
 
@@ -248,6 +253,10 @@ def _judge_completion(facts: Facts) -> Judgement:
         return Judgement("unverifiable", None, "no_status")
     if facts.status == "complete":
         return Judgement("supported", None, "status_complete")
+    if facts.status == "unresolved" and facts.observed:
+        # What done requires was inferred from the run, and something it requires is
+        # unknown (stale, pending): unknown stays unknown.
+        return Judgement("unverifiable", None, "status_unresolved")
     if facts.status == "unresolved" and _only_goal_missing(facts):
         # Nothing says what the run was for: there is nothing to compare completion with.
         return Judgement("unverifiable", None, "no_goal")
@@ -299,12 +308,135 @@ def _named_by_word(text: str, found: Found, facts: Facts) -> list[str]:
     return [label for label in sorted(facts.checks) if _command_words(label) & said]
 
 
+# Check problems that contradict a claim whatever the goal: the check ran and did not pass.
+_DEFINITE = frozenset({"check_failing", "check_zero_tests"})
+
+
+def _check_problem(facts: Facts) -> Callable[[str], str | None]:
+    """The problem of a check that contradicts a claim it backs. A stated goal's required
+    check contradicts with its predicate's every reason (stale, missing, …); under the
+    observed policy, and for a check no goal requires, only a failure does."""
+
+    def problem(label: str) -> str | None:
+        found = facts.check_problem(label)
+        if found is None or found in _DEFINITE:
+            return found
+        if not facts.observed and f"check:{label}" in facts.predicates:
+            return found
+        return None
+
+    return problem
+
+
+def _judge_checks(labels: Sequence[str], facts: Facts) -> Judgement:
+    """`_combine` over checks: contradicted by the first problem, supported when every
+    check passes, else (stale, indeterminate, no problem that contradicts) unverifiable."""
+    judged = _combine(labels, _check_problem(facts), "check", "check_passing")
+    if judged.verdict == "contradicted":
+        return judged
+    for label in labels:
+        found = facts.check_problem(label)
+        if found is not None:
+            return _undecided(label, found)
+    return judged
+
+
+def _undecided(label: str, found: str) -> Judgement:
+    """A claim backed only by a check that ran but whose latest state says nothing of the
+    candidate (stale, indeterminate): the claim may be false, and the account cannot say;
+    a person decides (SPEC 6). A check that never ran backs nothing: unverifiable."""
+    if found in ("check_stale", "check_indeterminate", "check_contradiction"):
+        return Judgement("needs_review", f"check:{label}", found)
+    return Judgement("unverifiable", f"check:{label}", found)
+
+
+def _judge_kinds(
+    kinds: Sequence[CheckKind], scope: ClaimScope | None, facts: Facts
+) -> Judgement | None:
+    """A claim that names kinds of check ("all tests pass", "no type errors") against the
+    receipts of those kinds (`checkkinds`); None when a receipt of no known kind could be
+    the one meant (the generic rules decide then). Every kind must be backed: the first
+    contradiction, else the first verdict short of supported, decides."""
+    kinds_of = {label: label_kinds(label) for label in facts.checks}
+    if any(primary is None for primary, _ in kinds_of.values()):
+        return None
+    if not facts.observed and facts.required_checks:
+        # A stated goal names the checks that matter: any of them not passing refutes
+        # a claim that the checks pass, as a generic claim (below) is refuted.
+        judged = _combine(facts.required_checks, _check_problem(facts), "check", "")
+        if judged.verdict == "contradicted":
+            return judged
+    verdicts = []
+    for kind in kinds:
+        relevant = [label for label, (_, backs) in kinds_of.items() if kind in backs]
+        if not relevant:
+            verdicts.append(Judgement("unverifiable", None, f"no_{kind}_check"))
+            continue
+        verdicts.append(_judge_kind(kind, relevant, kinds_of, scope, facts))
+    for wanted in ("contradicted", "needs_review", "unverifiable"):
+        for judged in verdicts:
+            if judged.verdict == wanted:
+                return judged
+    if facts.verification == "pass":
+        return Judgement("supported", None, "verification_pass")
+    return verdicts[0]
+
+
+def _judge_kind(
+    kind: CheckKind,
+    relevant: Sequence[str],
+    kinds_of: Mapping[str, tuple[CheckKind | None, frozenset[CheckKind]]],
+    scope: ClaimScope | None,
+    facts: Facts,
+) -> Judgement:
+    """One kind of check named by a claim, against the receipts that back that kind."""
+    problem = _check_problem(facts)
+    passing = [label for label in relevant if facts.check_problem(label) is None]
+    # Only a check whose own kind this is refutes it: a failing `cargo test` says
+    # nothing of whether the build or the types are right.
+    bad = [
+        (label, found)
+        for label in relevant
+        if (found := problem(label)) is not None and kinds_of[label][0] == kind
+    ]
+    whole = [label for label in passing if facts.checks[label].get("scope") == "suite"]
+    if bad and (scope != "part" or not passing):
+        # Each label is its own check (SPEC 3.3): "all tests pass" while one test run's
+        # latest receipt fails is refuted, whatever else passed.
+        label, found = bad[0]
+        return Judgement("contradicted", f"check:{label}", found)
+    if passing:
+        if scope == "all" and not whole:
+            # The suite ran and did not pass (its result unknown): a person decides.
+            # It never ran: the focused passes do not back "all".
+            unsure = [c for c in relevant if facts.checks[c].get("scope") == "suite"]
+            if unsure:
+                return _undecided(unsure[0], facts.check_problem(unsure[0]) or "check")
+            return Judgement("unverifiable", f"check:{passing[0]}", "scope_insufficient")
+        return _passing(passing)
+    label = relevant[0]
+    return _undecided(label, facts.check_problem(label) or "check")
+
+
+def _passing(labels: Sequence[str]) -> Judgement:
+    return Judgement(
+        "supported", f"check:{labels[0]}" if len(labels) == 1 else None, "check_passing"
+    )
+
+
 def _judge_verification(found: Found, facts: Facts, mentions: Mentions, text: str) -> Judgement:
     labels = _named(found, mentions, facts.checks) or _named_by_word(text, found, facts)
     if not labels and found.phrase == "conforms":
         # "Matches the design", "is ESM-compliant": only a check of that property could
         # back it, and none names it; a person decides (SPEC 6).
         return Judgement("needs_review", None, "no_matching_check")
+    if not labels and facts.checks:
+        lo, hi = min(found.start, found.clause[0]), max(found.end, found.clause[1])
+        kinds, scope = claimed_checks(text[lo:hi])
+        if kinds:
+            judged = _judge_kinds(kinds, scope, facts)
+            if judged is not None:
+                return judged
     if not labels:
         if facts.verification == "pass":
             return Judgement("supported", None, "verification_pass")
@@ -318,7 +450,7 @@ def _judge_verification(found: Found, facts: Facts, mentions: Mentions, text: st
         ]
         if not labels:
             return Judgement("unverifiable", None, "check_stale")
-    return _combine(labels, facts.check_problem, "check", "check_passing")
+    return _judge_checks(labels, facts)
 
 
 def _effect_classes(segment: str) -> tuple[str, ...]:
