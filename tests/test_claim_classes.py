@@ -76,6 +76,10 @@ EFFECTS = [
     ("The cron job is set up to run nightly at 2am.", "The cron job is set up"),
     ("I've commented on the issue with the root cause.", "I've commented"),
     ("The rollout is complete.", "The rollout is complete"),
+    # a transaction with someone else's system that is complete has happened there
+    ("Your order is complete.", "Your order is complete"),
+    ("Checkout complete.", "Checkout complete"),
+    ("Your purchase has been completed.", "purchase has been completed"),
 ]
 
 
@@ -110,6 +114,9 @@ NOT_EFFECTS = [
     ("I migrated the profile page to the new API.", None),
     # version control touches local state, whatever it names
     ("I stashed the notification changes.", "persistence"),
+    # a task finished, or the code of a transaction, stays completion
+    ("I've completed ticket 42.", "completion"),
+    ("The checkout page is complete.", "completion"),
     ("Staged the email changes.", "persistence"),
 ]
 

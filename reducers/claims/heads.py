@@ -57,6 +57,7 @@ from outcomes.reducers.claims.objects import (
     CHANGE_VERBS,
     OTHER_PARTIES,
     REMOTE,
+    TRANSACTIONS,
     np_place,
     place_of,
 )
@@ -292,6 +293,8 @@ def _completion(words: Sequence[str], h: int, w: str, prior: Use | None) -> Cand
         kind = _kind_by_subject(noun, "completion")
     if w == "completed" and noun in RUNNABLE:
         kind = "verification"  # "the script completed": it ran
+    if w in ("complete", "completed", "done", "finished") and noun in TRANSACTIONS:
+        kind = "effect"  # "Your order is complete", "Checkout complete"
     if w in ("filled", "populated"):
         kind = "persistence" if "`p" in words else "completion"
     if w in STRONG:

@@ -57,6 +57,14 @@ REMOTE = _class(
     """profile profiles mailing newsletter newsletters draft drafts voicemail""",
 )
 
+# Transactions with someone else's system: one "complete" or "done" has happened there
+# ("Your order is complete", "Checkout complete"), unlike a task that is finished ("I've
+# completed ticket 42" is completion).
+TRANSACTIONS = _class(
+    """order orders booking bookings reservation reservations payment payments purchase
+    purchases checkout refund refunds signup enrollment shipment shipments rebooking"""
+)
+
 # Systems the work runs on: an act on one is an effect ("The deployment was rolled
 # back"), but its working state is the work's own ("Production deployment working").
 RUNNING_SYSTEMS = _class("deployment deployments cluster clusters pod pods")
