@@ -133,6 +133,12 @@ class _Reader:
         self.waiting: list[dict[str, Any]] = []
         self.at: int | None = None
         self.exit: dict[str, Any] | None = None
+        # 2.x writes every observation with its `extra`; only 1.x answers a command
+        # with a bare user message
+        major = re.match(r"\d+", str(self.info.get("mini_version") or ""))
+        self.v2 = (major is not None and int(major.group()) >= 2) or data.get(
+            "trajectory_format"
+        ) == "mini-swe-agent-1.1"
 
     # -- calls -------------------------------------------------------------------------
 
@@ -267,7 +273,7 @@ class _Reader:
                     Skipped(where, "an observation of no command", True, "observation")
                 )
             return
-        if self.waiting and index > 1 and not extra:
+        if self.waiting and index > 1 and not extra and not self.v2:
             # 1.x: the answer to the command before it — its observation, the timeout
             # template, the submission, or a limit's name (no exit status in those)
             self._answer(self.waiting.pop(0), content, {})
