@@ -87,3 +87,13 @@ async function update(item) {
   if (banner) banner.classList.add("live-flash");
   announce(`This run is now at revision ${item.revision}: ${item.status}.`);
 }
+
+// A filter left empty stays out of the URL, so a pasted view reads as what it shows.
+document.addEventListener("submit", (event) => {
+  const form = event.target;
+  if (!form.classList.contains("filters")) return;
+  form.querySelectorAll("input, select").forEach((field) => {
+    if (field.value === "" && field.type !== "checkbox") field.disabled = true;
+  });
+  setTimeout(() => form.querySelectorAll(":disabled").forEach((f) => { f.disabled = false; }), 0);
+});

@@ -1,0 +1,341 @@
+"""The run browser in a real headless Chromium (Debian's `chromium`), through the
+DevTools protocol, against `outcomes ui` serving a chDB that holds the five-file sample
+and a quiet run: open the runs table, filter to contradicted runs, open the five-file
+run, see its contradicted claims marked at revision 1 and open one's evidence, compare
+revision 1 with the latest, look at the fleet. Each view is captured at 1280x800 and at
+390 px wide (`.state/artifacts/browser/`; docs/img/ holds the committed ones).
+
+No browser or no chDB: the test skips, except under CI=true, where it fails.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import base64
+import json
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import aiohttp
+import pytest
+
+from tests.browser_support import QUIET, RUN, TOKEN, write_runs
+from tests.conftest import require
+
+ROOT = Path(__file__).resolve().parent.parent
+SHOTS = ROOT / ".state" / "artifacts" / "browser"
+FLAGS = (
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--disable-extensions",
+    "--hide-scrollbars",
+    "--remote-debugging-port=0",
+)
+WIDE = {"width": 1280, "height": 800, "deviceScaleFactor": 1, "mobile": False}
+PHONE = {"width": 390, "height": 844, "deviceScaleFactor": 1, "mobile": True}
+
+
+def _chdb_available() -> bool:
+    try:
+        import chdb  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+@pytest.fixture(scope="module")
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """`outcomes ui` on the test runs; its base URL."""
+    require(_chdb_available(), "chdb is not installed")
+    dsn = write_runs(tmp_path_factory.mktemp("browser-ui"))
+    process = subprocess.Popen(
+        [sys.executable, "-c", "from outcomes.cli.ui import ui; ui()", "--clickhouse", dsn,
+         "--port", "0", "--token", TOKEN, "--no-live"],
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    assert process.stdout is not None
+    line = ""
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline and not line.startswith("open "):
+        line = process.stdout.readline()
+        if not line and process.poll() is not None:
+            break
+    if not line.startswith("open "):
+        process.kill()
+        pytest.fail(f"outcomes ui did not start: {process.stderr.read() if process.stderr else ''}")
+    base = line.split()[1].split("/login", 1)[0]
+    try:
+        yield base
+    finally:
+        process.terminate()
+        assert process.wait(20) in (0, -15)
+
+
+@pytest.fixture(scope="module")
+def chromium_ws() -> Iterator[str]:
+    binary = shutil.which("chromium") or shutil.which("chromium-browser")
+    require(binary is not None, "no chromium: apt-get install -y chromium")
+    assert binary is not None
+    profile = Path(tempfile.mkdtemp(prefix="outcomes-browser-"))
+    process = subprocess.Popen(
+        [binary, *FLAGS, f"--user-data-dir={profile}", "about:blank"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
+    assert process.stderr is not None
+    websocket, log = None, []
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline and websocket is None:
+        text = process.stderr.readline().decode(errors="replace")
+        if not text and process.poll() is not None:
+            break
+        log.append(text.rstrip())
+        found = re.search(r"DevTools listening on (ws://\S+)", text)
+        websocket = found.group(1) if found else None
+    if websocket is None:
+        process.kill()
+        pytest.fail("chromium did not start:\n" + "\n".join(log[-20:]))
+    try:
+        yield websocket
+    finally:
+        process.terminate()
+        try:
+            process.wait(10)
+        except subprocess.TimeoutExpired:
+            process.kill()
+        shutil.rmtree(profile, ignore_errors=True)
+
+
+class Tab:
+    """One page over the DevTools protocol: navigate, evaluate, click, key, capture."""
+
+    def __init__(self, ws: aiohttp.ClientWebSocketResponse) -> None:
+        self.ws = ws
+        self.ids = iter(range(1, 1 << 30))
+        self.pending: dict[int, asyncio.Future[Any]] = {}
+        self.loaded = asyncio.Event()
+        self.requests: list[str] = []
+        self.statuses: dict[str, int] = {}
+        self.console: list[str] = []
+        self.session = ""
+
+    async def read(self) -> None:
+        async for msg in self.ws:
+            data = json.loads(msg.data)
+            method = data.get("method")
+            if "id" in data and data["id"] in self.pending:
+                self.pending.pop(data["id"]).set_result(data)
+            elif method == "Network.requestWillBeSent":
+                self.requests.append(data["params"]["request"]["url"])
+            elif method == "Network.responseReceived":
+                response = data["params"]["response"]
+                self.statuses[response["url"]] = response["status"]
+            elif method == "Page.loadEventFired":
+                self.loaded.set()
+            elif method == "Runtime.exceptionThrown":
+                self.console.append(str(data["params"]["exceptionDetails"]))
+
+    async def call(self, method: str, **params: Any) -> Any:
+        n = next(self.ids)
+        future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+        self.pending[n] = future
+        message: dict[str, Any] = {"id": n, "method": method, "params": params}
+        if self.session and not method.startswith("Target."):
+            message["sessionId"] = self.session
+        await self.ws.send_str(json.dumps(message))
+        reply = await asyncio.wait_for(future, 30)
+        if "error" in reply:
+            raise AssertionError(f"{method}: {reply['error']}")
+        return reply["result"]
+
+    async def value(self, expression: str) -> Any:
+        result = await self.call("Runtime.evaluate", expression=expression, returnByValue=True)
+        if "exceptionDetails" in result:
+            raise AssertionError(f"{expression}: {result['exceptionDetails']}")
+        return result["result"].get("value")
+
+    async def load(self, action: Any) -> None:
+        """Run `action` (a coroutine) and wait for the page it leads to."""
+        self.loaded.clear()
+        await action
+        await asyncio.wait_for(self.loaded.wait(), 30)
+
+    async def go(self, url: str) -> None:
+        await self.load(self.call("Page.navigate", url=url))
+
+    async def click(self, selector: str) -> None:
+        """A real mouse click at the middle of the first element `selector` matches."""
+        box = await self.value(
+            f"(() => {{ const e = document.querySelector({json.dumps(selector)});"
+            " e.scrollIntoView({block: 'center'}); const r = e.getBoundingClientRect();"
+            " return [r.x + r.width / 2, r.y + r.height / 2]; })()"
+        )
+        for kind in ("mousePressed", "mouseReleased"):
+            await self.call(
+                "Input.dispatchMouseEvent", type=kind, x=box[0], y=box[1], button="left",
+                clickCount=1,
+            )  # fmt: skip
+
+    async def key(self, key: str, code: str, keycode: int) -> None:
+        for kind in ("rawKeyDown", "keyUp"):
+            await self.call(
+                "Input.dispatchKeyEvent", type=kind, key=key, code=code,
+                windowsVirtualKeyCode=keycode,
+            )  # fmt: skip
+
+    async def shoot(self, name: str) -> None:
+        """The view at 1280x800 and at 390 px wide (full height on the phone)."""
+        SHOTS.mkdir(parents=True, exist_ok=True)
+        for suffix, metrics in (("", WIDE), ("-phone", PHONE)):
+            await self.call("Emulation.setDeviceMetricsOverride", **metrics)
+            await asyncio.sleep(0.2)
+            clip = None
+            if suffix:
+                height = await self.value("document.documentElement.scrollHeight")
+                clip = {"x": 0, "y": 0, "width": 390, "height": min(height, 2400), "scale": 1}
+                width = await self.value("document.documentElement.scrollWidth")
+                assert width <= 392, f"{name}: {width} px wide on a 390 px phone"
+            shot = await self.call(
+                "Page.captureScreenshot", format="png", captureBeyondViewport=bool(clip),
+                **({"clip": clip} if clip else {}),
+            )  # fmt: skip
+            (SHOTS / f"browser-{name}{suffix}.png").write_bytes(base64.b64decode(shot["data"]))
+        await self.call("Emulation.setDeviceMetricsOverride", **WIDE)
+
+
+def rows_js() -> str:
+    return "[...document.querySelectorAll('#runs-body tr[data-run]')].map(r => r.dataset.run)"
+
+
+async def journey(websocket: str, base: str) -> dict[str, Any]:
+    seen: dict[str, Any] = {}
+    async with aiohttp.ClientSession() as http, http.ws_connect(websocket, max_msg_size=0) as ws:
+        tab = Tab(ws)
+        reader = asyncio.create_task(tab.read())
+        try:
+            target = await tab.call("Target.createTarget", url="about:blank")
+            attached = await tab.call(
+                "Target.attachToTarget", targetId=target["targetId"], flatten=True
+            )
+            tab.session = attached["sessionId"]
+            for domain in ("Network", "Page", "Runtime"):
+                await tab.call(f"{domain}.enable")
+            await tab.call("Emulation.setDeviceMetricsOverride", **WIDE)
+
+            # Without the token: one line saying what is needed, nothing of the data.
+            await tab.go(f"{base}/runs")
+            seen["anonymous"] = await tab.value("document.getElementById('error').innerText")
+            seen["anonymous_status"] = tab.statuses.get(f"{base}/runs")
+
+            # The token URL once: a cookie, and the runs table without the token in view.
+            await tab.go(f"{base}/login?token={TOKEN}")
+            seen["after_login"] = await tab.value("location.href")
+            seen["all_runs"] = await tab.value(rows_js())
+            seen["labels"] = await tab.value(
+                "[...document.querySelectorAll('input, select')].filter(e => e.type !== 'hidden')"
+                ".map(e => e.labels && e.labels.length > 0)"
+            )
+            await tab.shoot("runs")
+            # Keyboard: the first Tab reaches the skip link.
+            await tab.key("Tab", "Tab", 9)
+            seen["first_focus"] = await tab.value("document.activeElement.className")
+
+            # Filter to contradicted runs with the form, as a person would.
+            await tab.value("document.getElementById('contradicted').value = 'ever'")
+            await tab.load(tab.click("form.filters button[type=submit]"))
+            seen["filtered_url"] = await tab.value("location.search")
+            seen["filtered"] = await tab.value(rows_js())
+            await tab.shoot("runs-contradicted")
+
+            # Open the five-file run; then its first revision.
+            await tab.load(tab.click(f"tr[data-run='{RUN}'] a"))
+            seen["run_title"] = await tab.value("document.title")
+            await tab.load(tab.click("nav.revisions a[href$='revision=1']"))
+            seen["marks"] = await tab.value(
+                "[...document.querySelectorAll('a.claim')].map(a => [a.firstChild.textContent,"
+                " a.dataset.verdict, a.querySelector('.tag').innerText,"
+                " getComputedStyle(a).borderBottomStyle])"
+            )
+            # Open the evidence of "all tests pass" from the text.
+            await tab.click("a.claim[data-verdict=contradicted]:nth-of-type(2)")
+            await asyncio.sleep(0.3)
+            seen["card"] = await tab.value(
+                "(() => { const d = document.getElementById('claim-run-five-files-final-answer-1');"
+                " return [d.open, d.innerText, document.activeElement.tagName]; })()"
+            )
+            await tab.shoot("run-revision-1-evidence")
+
+            # Compare revision 1 with the latest.
+            await tab.value("document.getElementById('cmp-a').value = '1'")
+            await tab.load(tab.click("nav.revisions form.compare button"))
+            seen["compare_url"] = await tab.value("location.pathname + location.search")
+            seen["differences"] = await tab.value(
+                "[...document.querySelectorAll('table.diff tbody tr')].map(r =>"
+                " [...r.cells].map(c => c.innerText))"
+            )
+            await tab.shoot("compare")
+
+            # The run now, and the fleet.
+            await tab.go(f"{base}/runs/{RUN}")
+            await tab.shoot("run")
+            await tab.go(f"{base}/fleet")
+            seen["charts"] = await tab.value(
+                "[...document.querySelectorAll('svg.chart')].map(s => [s.getAttribute('role'),"
+                " s.getAttribute('aria-label'), s.getBoundingClientRect().height > 20])"
+            )
+            await tab.shoot("fleet")
+
+            # A URL no view has: one line.
+            await tab.go(f"{base}/runs?status=done")
+            seen["bad_url"] = await tab.value("document.getElementById('error').innerText")
+            seen["requests"] = list(tab.requests)
+            seen["errors"] = list(tab.console)
+        finally:
+            reader.cancel()
+    return seen
+
+
+def test_a_person_finds_the_contradicted_run_and_what_was_true_then(
+    server: str, chromium_ws: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    seen = asyncio.run(journey(chromium_ws, server))
+    assert seen["anonymous_status"] == 401
+    assert seen["anonymous"] == "a read-only token is needed to open the browser"
+    assert seen["after_login"] == f"{server}/runs"  # the token left the address bar
+    assert seen["all_runs"] == [QUIET, RUN]
+    assert seen["labels"] and all(seen["labels"])  # every control has a label
+    assert seen["first_focus"] == "skip"
+    assert seen["filtered_url"] == "?contradicted=ever"  # the view is its URL
+    assert seen["filtered"] == [RUN]
+    assert seen["run_title"].startswith(f"Run {RUN}: Complete")
+    assert seen["marks"] == [
+        ["Done", "contradicted", "contradicted", "double"],
+        ["all tests pass", "contradicted", "contradicted", "double"],
+        ["the release-notes draft is published", "contradicted", "contradicted", "double"],
+    ]
+    is_open, card, focused = seen["card"]
+    assert is_open and focused == "SUMMARY"
+    assert "check:unit" in card and "chk-1" in card and "snap-1" in card
+    assert "run-five-files-06" in card  # the receipt event the check came from
+    assert seen["compare_url"] == f"/runs/{RUN}/compare?a=1&b=3"
+    assert ["status", "Unresolved: not confirmed", "Complete"] in seen["differences"]
+    assert len(seen["charts"]) == 5 and all(c[0] == "img" and c[1] and c[2] for c in seen["charts"])
+    assert seen["bad_url"].startswith("status must be among complete")
+    # Nothing is fetched from elsewhere (data: URLs are Chromium's own control icons).
+    elsewhere = [u for u in seen["requests"] if not u.startswith((server, "data:"))]
+    assert elsewhere == []
+    assert seen["errors"] == []
+    with capsys.disabled():
+        print(f"\nbrowser screenshots: {SHOTS}")
