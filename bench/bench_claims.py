@@ -6,8 +6,9 @@ Run: `.venv/bin/python -m outcomes.bench.bench_claims [CORPUS_DIR]`. Measures, i
    account that makes every claim checkable: median and p99 per narrative;
 2. the same for 20,000-character narratives: one made of this project's own test
    sentences, and three shaped to stress the tokenizer and the grammar (one unbroken
-   line of words with no sentence end, unclosed quotes and backticks, and deeply
-   nested parentheses and list markers), so a regex catastrophe would show here.
+   line of words with no sentence end, unclosed quotes and backticks, deeply nested
+   parentheses and list markers, and a run of dotted names), so a regex catastrophe would
+   show here.
 """
 
 from __future__ import annotations
@@ -99,6 +100,9 @@ STRESS = (
     ("one line, no sentence end", "the cache has been fixed and pushed and committed "),
     ("unclosed quotes and backticks", 'it "was `done and \'saved the `x "y '),
     ("nested parentheses and markers", "- (([`a` (b: ✅ PASS (c) → done]) — "),
+    # a run of dotted names with no path separator (a minified bundle, a log of module
+    # names): each name is tried as a path; unbounded, this cost quadratic time
+    ("dotted names", "a.b.c.d.e.f.g.h.i.j.k.l."),
 )
 
 

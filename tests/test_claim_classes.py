@@ -380,3 +380,27 @@ def test_what_the_code_does_is_no_claim(text: str) -> None:
 )
 def test_reports_beside_those_descriptions_still_assert(text: str) -> None:
     assert asserted(text), scan(text)
+
+
+# -- tokens -------------------------------------------------------------------------------
+
+
+def test_times_emails_and_dotted_paths_are_one_token_each() -> None:
+    from outcomes.reducers.claims.constructions import words_of
+    from outcomes.reducers.claims.narrative import sentences
+
+    text = "Booked for 10:30 AM, sent to dr.lee@example.com, see pkg.sub.mod/file.tar.gz"
+    [sentence] = sentences(text)
+    assert words_of(sentence.tokens) == [
+        *("booked", "for", "`n", "am", ","),
+        *("sent", "to", "`u", ","),
+        *("see", "`p"),
+    ]
+
+
+def test_a_long_run_of_dotted_names_is_still_read() -> None:
+    # (its cost is bench_claims's "dotted names" line; here only that it is read whole)
+    from outcomes.reducers.claims.narrative import sentences
+
+    text = "a.b.c.d.e.f.g.h.i.j.k.l." * 400
+    assert sentences(text)[-1].end == len(text)

@@ -252,11 +252,14 @@ _TOKEN = re.compile(
     r"|(?P<esc>\\[nrt])"  # an escape inside a JSON string: a line break
     r"|(?P<quote>\\?\"(?:[^\"\\\n]|\\[^\"]){1,400}?\\?\"|\u201c[^\u201d\n]{1,400}\u201d"
     r"|(?<![\w'])'[^'\n]{1,200}'(?![\w']))"
+    r"|(?P<email>[\w.+-]{1,64}@[\w-]{1,63}(?:\.[\w-]{1,63}){1,8})"  # bounded: no backtracking
+    r"|(?P<time>\d{1,2}:\d{2}(?::\d{2})?(?![\d:]))"  # a time of day: one count, no label
     r"|(?P<ratio>\d+/\d+)"
     r"|(?P<hash>\b(?=[0-9a-f]*\d)(?=[0-9a-f]*[a-f])[0-9a-f]{7,40}\b)"
     r"|(?P<num>\d[\d,]*(?:\.\d+)?%?)"
-    r"|(?P<path>(?:~|\.{1,2})?(?:/[\w@${}~+-]+(?:\.[\w@${}~+-]+)*)+/?"
-    r"|[\w@-]+(?:\.[\w@-]+)*(?:/[\w@-]+(?:\.[\w@-]+)*)+/?"
+    # (each name's dots bounded, so a long run of dotted words costs linear time)
+    r"|(?P<path>(?:~|\.{1,2})?(?:/[\w@${}~+-]+(?:\.[\w@${}~+-]+){0,8})+/?"
+    r"|[\w@-]+(?:\.[\w@-]+){0,8}(?:/[\w@-]+(?:\.[\w@-]+){0,8})+/?"
     r"|[\w-]+\.(?:[A-Za-z][A-Za-z0-9]{0,4})\b(?![\w-]))"
     r"|(?P<ref>#\d+)"
     r"|(?P<word2>[A-Za-z][A-Za-z0-9]*(?:['\u2019][A-Za-z]+)?(?:[-_:=][A-Za-z0-9]+)*)"
@@ -272,6 +275,8 @@ _MARK = {
     "link": "`l",
     "quote": "`q",
     "ratio": "`r",
+    "time": "`n",
+    "email": "`u",
     "hash": "`h",
     "num": "`n",
     "path": "`p",
