@@ -463,13 +463,7 @@ class OutcomesProducer:
         target_revision: str | None = None,
         **options: Unpack[CallOptions],
     ) -> str:
-        """`goal.revised`: what the user (or a product rule, or the model) asked for.
-
-        A required check label or requested effect holding `*` is a pattern over what
-        the run does (SPEC 3.2): `RequiredCheck(label="*", scope="focused")` requires
-        every check the run reports, in its latest state, and `requested_effects=["*"]`
-        every effect it attempts; `"pytest*"` every label it matches (`missing` while
-        none does). The account says which applies (`requirement_policy`)."""
+        """`goal.revised`: what the user (or a product rule, or the model) asked for."""
         return self._emit(
             "goal.revised",
             run_id,
