@@ -102,6 +102,9 @@ from outcomes.sinks.tables import (
     RECORD_VIEWS as RECORD_VIEWS,
 )
 from outcomes.sinks.tables import (
+    REQUIREMENT_COLUMNS as REQUIREMENT_COLUMNS,
+)
+from outcomes.sinks.tables import (
     REVISION_DETAILS as REVISION_DETAILS,
 )
 from outcomes.sinks.tables import (
@@ -232,6 +235,30 @@ def _supported_in_current_verdicts_ddl(db: str) -> list[str]:
     """Migration 10: the current verdicts view shows each verdict's supported
     formulation (migration 9's column)."""
     return [_current_claim_verdicts_view(db, "CREATE OR REPLACE VIEW", extra="supported, ")]
+
+
+# -- migration 15: the requirement policy of each revision (SPEC 3.2) ------------------------
+
+
+def _requirement_policy_ddl(db: str) -> list[str]:
+    """Migration 15: `account_revision_rows` gains `requirement_policy` and
+    `requirement_source`, MATERIALIZED from the account JSON (so rows stored before show
+    theirs: null), and the `account_revisions` and `current_accounts` views show them."""
+    rev = f"`{db}`.`{ACCOUNT_REVISION_ROWS.name}`"
+    added = [
+        f"ALTER TABLE {rev} ADD COLUMN IF NOT EXISTS `{name}` {kind} "
+        f"MATERIALIZED JSONExtract(account, '{name}', 'Nullable(String)')"
+        for name, kind in REQUIREMENT_COLUMNS
+    ]
+    shown = _cols([*ACCOUNT_REVISIONS.column_names, *(n for n, _ in REQUIREMENT_COLUMNS)])
+    return [
+        *added,
+        f"CREATE OR REPLACE VIEW `{db}`.`{ACCOUNT_REVISIONS.name}` AS SELECT {shown} FROM {rev}",
+        f"""CREATE OR REPLACE VIEW `{db}`.current_accounts AS
+SELECT {shown} FROM {rev} FINAL
+ORDER BY run_id, revision DESC
+LIMIT 1 BY run_id""",
+    ]
 
 
 # -- migration 13: the record tables (issue 28) -------------------------------------------
@@ -661,6 +688,7 @@ MIGRATIONS: tuple[Migration, ...] = (
         then=_move_into_record_tables,
     ),
     Migration(14, "roles: record tables", _record_tables_roles_ddl, server_only=True),
+    Migration(15, "account revisions: requirement policy", _requirement_policy_ddl),
 )
 # Applied in version order, whatever order the lines above are in.
 MIGRATIONS = tuple(sorted(MIGRATIONS, key=lambda m: m.version))

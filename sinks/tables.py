@@ -83,6 +83,15 @@ ACCOUNT_REVISIONS = Table(
     "One row per account revision; created_at is the observation_cutoff (event time).",
 )
 
+# Columns of `account_revision_rows` beyond the Table's (migration 15): computed by
+# ClickHouse from the stored account JSON on insert (MATERIALIZED), so the row builder and
+# the writer's column list are unchanged, and rows stored before read theirs from their
+# JSON (null: the field did not exist). The `account_revisions` view shows them.
+REQUIREMENT_COLUMNS: tuple[tuple[str, str], ...] = (
+    ("requirement_policy", LCN),
+    ("requirement_source", "Nullable(String)"),
+)
+
 PREDICATE_RESULTS = Table(
     "predicate_results",
     (

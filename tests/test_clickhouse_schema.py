@@ -268,7 +268,9 @@ def test_migration_13_moves_a_version_10_database_into_the_record_tables(chdb_ds
     _to_version(old, 10)
     assert _objects(old)["predicate_results"] == "ReplacingMergeTree"
     for table in schema.LEGACY_TABLES:  # the old tables, filled row for row
-        rows = new.rows(f"SELECT * FROM {new.table(table.name)}")
+        # (its columns by name: migration 15 added two to the account_revisions view)
+        columns = ", ".join(f"`{name}`" for name in table.column_names)
+        rows = new.rows(f"SELECT {columns} FROM {new.table(table.name)}")
         old.insert(table.name, rows, table.column_names)
     # A move interrupted after a part of the revisions landed in the new table.
     for stmt in schema._record_tables_ddl(old.database):
@@ -288,3 +290,30 @@ def test_migration_13_moves_a_version_10_database_into_the_record_tables(chdb_ds
         assert raw == final, table.name
     schema._move_into_record_tables(old)  # again: nothing is left to move
     assert _everything(old) == want
+
+
+def test_migration_15_shows_each_revisions_requirement_policy(chdb_dsn: str) -> None:
+    """SPEC 3.2: the policy a revision was judged by is a column of `account_revisions`
+    and `current_accounts`, read from the stored account (null in a revision stored
+    before the field existed)."""
+    conn = clickhouse.connect(chdb_dsn)
+    _to_version(conn, 14)
+    writer = ClickHouseWriter(chdb_dsn)
+    before = samples.account("run-p", 1, status="failed", minute=1)
+    writer.write([before])
+    schema.migrate(writer.conn)
+    after = samples.account("run-p", 2, status="complete", minute=2)
+    source = "policy:.outcomes/policy.toml sha256:0123456789ab"
+    body = {**after.body, "requirement_policy": "observed", "requirement_source": source}
+    writer.write([dataclasses.replace(after, body=body)])
+    table = writer.conn.table("account_revisions")
+    rows = writer.conn.rows(
+        f"SELECT revision, requirement_policy, requirement_source FROM {table} ORDER BY revision"
+    )
+    assert rows == [(1, None, None), (2, "observed", source)]
+    current = writer.conn.rows(
+        f"SELECT requirement_policy FROM {writer.conn.table('current_accounts')}"
+    )
+    assert current == [("observed",)]
+    # The writer's columns are unchanged: the sink needs no new code for them.
+    assert "requirement_policy" not in schema.ACCOUNT_REVISION_ROWS.column_names

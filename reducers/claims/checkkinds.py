@@ -18,6 +18,7 @@ of a kind while such a receipt exists.
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 from typing import Literal
 
 CheckKind = Literal["test", "build", "lint", "typecheck", "format"]
@@ -183,6 +184,7 @@ def _program(words: list[str]) -> list[str]:
     return words
 
 
+@lru_cache(maxsize=4096)  # every revision judges a run's narratives again, same labels
 def label_kinds(label: str) -> Kinds:
     """(primary kind or None, the kinds a pass establishes) of a receipt's label."""
     words = _program(label.split())
