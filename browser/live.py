@@ -13,6 +13,7 @@ from __future__ import annotations
 import asyncio
 import logging
 import threading
+import time
 import uuid
 from collections.abc import AsyncIterator, Callable
 from dataclasses import dataclass, field
@@ -124,9 +125,15 @@ class LiveSource:
         except Exception:  # the pages keep working, without live updates
             log.exception("the live feed stopped")
 
-    @property
-    def assigned(self) -> bool:
-        return bool(self.consumer.assignment)
+    def wait_assigned(self, timeout: float) -> bool:
+        """Whether the consumer was given its partitions within `timeout` seconds: from
+        then on every new notification reaches the open pages (it starts at the end)."""
+        deadline = time.monotonic() + timeout
+        while not self.consumer.assignment:
+            if time.monotonic() >= deadline or not self._thread.is_alive():
+                return False
+            time.sleep(0.1)
+        return True
 
     def stop(self) -> None:
         self.consumer.stop()

@@ -13,6 +13,7 @@ from outcomes.cli import options
 from outcomes.common.settings import Settings
 
 TOKEN_ENV = "OUTCOMES_UI_TOKEN"
+LIVE_WAIT_SECONDS = 30.0
 
 
 @click.command()
@@ -82,7 +83,15 @@ def ui(
 
     previous = signal.signal(signal.SIGTERM, stop)
     click.echo(f"outcomes ui: serving {settings.clickhouse_dsn} read-only at {running.url}")
-    click.echo(f"open {running.login_url}")
+    if running.source is not None:
+        ready = running.source.wait_assigned(LIVE_WAIT_SECONDS)
+        click.echo(
+            "live: following the notification topics"
+            if ready
+            else f"live: no partitions assigned within {LIVE_WAIT_SECONDS:g} s; pages update "
+            "once they are"
+        )
+    click.echo(f"open {running.login_url}", nl=True)
     try:
         running.server.wait(stop=stopped.is_set)
     except KeyboardInterrupt:

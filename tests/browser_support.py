@@ -3,20 +3,48 @@ written into a chDB directory the way the sink writes them."""
 
 from __future__ import annotations
 
+import asyncio
+import base64
+import json
+import re
+import shutil
+import subprocess
+import tempfile
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+import aiohttp
 import orjson
+import pytest
 
 from outcomes.sinks import clickhouse
 from outcomes.sinks.writer import ClickHouseWriter
 from tests.builders import fold_events
+from tests.conftest import require
 
 ROOT = Path(__file__).resolve().parent.parent
 SAMPLE = ROOT / "samples" / "five_file_run.jsonl"
 RUN = "run-five-files"
 QUIET = "run-quiet"
 TOKEN = "test-token-4f9a"
+SHOTS = ROOT / ".state" / "artifacts" / "browser"
+FLAGS = (
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--disable-extensions",
+    "--hide-scrollbars",
+    "--remote-debugging-port=0",
+)
+WIDE = {"width": 1280, "height": 800, "deviceScaleFactor": 1, "mobile": False}
+PHONE = {"width": 390, "height": 844, "deviceScaleFactor": 1, "mobile": True}
 
 
 def sample_events() -> list[dict[str, Any]]:
@@ -47,3 +75,137 @@ def write_runs(directory: Path) -> str:
     ClickHouseWriter(dsn).write(records)
     clickhouse.close_all()
     return dsn
+
+
+@contextmanager
+def chromium() -> Iterator[str]:
+    """A headless Chromium for the block; its DevTools websocket address. No browser:
+    skip, except under CI=true, where the test fails."""
+    binary = shutil.which("chromium") or shutil.which("chromium-browser")
+    require(binary is not None, "no chromium: apt-get install -y chromium")
+    assert binary is not None
+    profile = Path(tempfile.mkdtemp(prefix="outcomes-browser-"))
+    process = subprocess.Popen(
+        [binary, *FLAGS, f"--user-data-dir={profile}", "about:blank"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
+    assert process.stderr is not None
+    websocket, log = None, []
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline and websocket is None:
+        text = process.stderr.readline().decode(errors="replace")
+        if not text and process.poll() is not None:
+            break
+        log.append(text.rstrip())
+        found = re.search(r"DevTools listening on (ws://\S+)", text)
+        websocket = found.group(1) if found else None
+    if websocket is None:
+        process.kill()
+        pytest.fail("chromium did not start:\n" + "\n".join(log[-20:]))
+    try:
+        yield websocket
+    finally:
+        process.terminate()
+        try:
+            process.wait(10)
+        except subprocess.TimeoutExpired:
+            process.kill()
+        shutil.rmtree(profile, ignore_errors=True)
+
+
+class Tab:
+    """One page over the DevTools protocol: navigate, evaluate, click, key, capture."""
+
+    def __init__(self, ws: aiohttp.ClientWebSocketResponse) -> None:
+        self.ws = ws
+        self.ids = iter(range(1, 1 << 30))
+        self.pending: dict[int, asyncio.Future[Any]] = {}
+        self.loaded = asyncio.Event()
+        self.requests: list[str] = []
+        self.statuses: dict[str, int] = {}
+        self.console: list[str] = []
+        self.session = ""
+
+    async def read(self) -> None:
+        async for msg in self.ws:
+            data = json.loads(msg.data)
+            method = data.get("method")
+            if "id" in data and data["id"] in self.pending:
+                self.pending.pop(data["id"]).set_result(data)
+            elif method == "Network.requestWillBeSent":
+                self.requests.append(data["params"]["request"]["url"])
+            elif method == "Network.responseReceived":
+                response = data["params"]["response"]
+                self.statuses[response["url"]] = response["status"]
+            elif method == "Page.loadEventFired":
+                self.loaded.set()
+            elif method == "Runtime.exceptionThrown":
+                self.console.append(str(data["params"]["exceptionDetails"]))
+
+    async def call(self, method: str, **params: Any) -> Any:
+        n = next(self.ids)
+        future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
+        self.pending[n] = future
+        message: dict[str, Any] = {"id": n, "method": method, "params": params}
+        if self.session and not method.startswith("Target."):
+            message["sessionId"] = self.session
+        await self.ws.send_str(json.dumps(message))
+        reply = await asyncio.wait_for(future, 30)
+        if "error" in reply:
+            raise AssertionError(f"{method}: {reply['error']}")
+        return reply["result"]
+
+    async def value(self, expression: str) -> Any:
+        result = await self.call("Runtime.evaluate", expression=expression, returnByValue=True)
+        if "exceptionDetails" in result:
+            raise AssertionError(f"{expression}: {result['exceptionDetails']}")
+        return result["result"].get("value")
+
+    async def load(self, action: Any) -> None:
+        """Run `action` (a coroutine) and wait for the page it leads to."""
+        self.loaded.clear()
+        await action
+        await asyncio.wait_for(self.loaded.wait(), 30)
+
+    async def go(self, url: str) -> None:
+        await self.load(self.call("Page.navigate", url=url))
+
+    async def click(self, selector: str) -> None:
+        """A real mouse click at the middle of the first element `selector` matches."""
+        box = await self.value(
+            f"(() => {{ const e = document.querySelector({json.dumps(selector)});"
+            " e.scrollIntoView({block: 'center'}); const r = e.getBoundingClientRect();"
+            " return [r.x + r.width / 2, r.y + r.height / 2]; })()"
+        )
+        for kind in ("mousePressed", "mouseReleased"):
+            await self.call(
+                "Input.dispatchMouseEvent", type=kind, x=box[0], y=box[1], button="left",
+                clickCount=1,
+            )  # fmt: skip
+
+    async def key(self, key: str, code: str, keycode: int) -> None:
+        for kind in ("rawKeyDown", "keyUp"):
+            await self.call(
+                "Input.dispatchKeyEvent", type=kind, key=key, code=code,
+                windowsVirtualKeyCode=keycode,
+            )  # fmt: skip
+
+    async def shoot(self, name: str) -> None:
+        """The view at 1280x800 and at 390 px wide (full height on the phone)."""
+        SHOTS.mkdir(parents=True, exist_ok=True)
+        for suffix, metrics in (("", WIDE), ("-phone", PHONE)):
+            await self.call("Emulation.setDeviceMetricsOverride", **metrics)
+            await asyncio.sleep(0.2)
+            clip = None
+            if suffix:
+                height = await self.value("document.documentElement.scrollHeight")
+                clip = {"x": 0, "y": 0, "width": 390, "height": min(height, 2400), "scale": 1}
+                width = await self.value("document.documentElement.scrollWidth")
+                assert width <= 392, f"{name}: {width} px wide on a 390 px phone"
+            shot = await self.call(
+                "Page.captureScreenshot", format="png", captureBeyondViewport=bool(clip),
+                **({"clip": clip} if clip else {}),
+            )  # fmt: skip
+            (SHOTS / f"browser-{name}{suffix}.png").write_bytes(base64.b64decode(shot["data"]))
+        await self.call("Emulation.setDeviceMetricsOverride", **WIDE)

@@ -11,13 +11,8 @@ No browser or no chDB: the test skips, except under CI=true, where it fails.
 from __future__ import annotations
 
 import asyncio
-import base64
-import json
-import re
-import shutil
 import subprocess
 import sys
-import tempfile
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -26,25 +21,10 @@ from typing import Any
 import aiohttp
 import pytest
 
-from tests.browser_support import QUIET, RUN, TOKEN, write_runs
+from tests.browser_support import QUIET, RUN, SHOTS, TOKEN, WIDE, Tab, chromium, write_runs
 from tests.conftest import require
 
 ROOT = Path(__file__).resolve().parent.parent
-SHOTS = ROOT / ".state" / "artifacts" / "browser"
-FLAGS = (
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--disable-extensions",
-    "--hide-scrollbars",
-    "--remote-debugging-port=0",
-)
-WIDE = {"width": 1280, "height": 800, "deviceScaleFactor": 1, "mobile": False}
-PHONE = {"width": 390, "height": 844, "deviceScaleFactor": 1, "mobile": True}
 
 
 def _chdb_available() -> bool:
@@ -85,134 +65,8 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
 
 @pytest.fixture(scope="module")
 def chromium_ws() -> Iterator[str]:
-    binary = shutil.which("chromium") or shutil.which("chromium-browser")
-    require(binary is not None, "no chromium: apt-get install -y chromium")
-    assert binary is not None
-    profile = Path(tempfile.mkdtemp(prefix="outcomes-browser-"))
-    process = subprocess.Popen(
-        [binary, *FLAGS, f"--user-data-dir={profile}", "about:blank"],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-    )
-    assert process.stderr is not None
-    websocket, log = None, []
-    deadline = time.monotonic() + 30
-    while time.monotonic() < deadline and websocket is None:
-        text = process.stderr.readline().decode(errors="replace")
-        if not text and process.poll() is not None:
-            break
-        log.append(text.rstrip())
-        found = re.search(r"DevTools listening on (ws://\S+)", text)
-        websocket = found.group(1) if found else None
-    if websocket is None:
-        process.kill()
-        pytest.fail("chromium did not start:\n" + "\n".join(log[-20:]))
-    try:
+    with chromium() as websocket:
         yield websocket
-    finally:
-        process.terminate()
-        try:
-            process.wait(10)
-        except subprocess.TimeoutExpired:
-            process.kill()
-        shutil.rmtree(profile, ignore_errors=True)
-
-
-class Tab:
-    """One page over the DevTools protocol: navigate, evaluate, click, key, capture."""
-
-    def __init__(self, ws: aiohttp.ClientWebSocketResponse) -> None:
-        self.ws = ws
-        self.ids = iter(range(1, 1 << 30))
-        self.pending: dict[int, asyncio.Future[Any]] = {}
-        self.loaded = asyncio.Event()
-        self.requests: list[str] = []
-        self.statuses: dict[str, int] = {}
-        self.console: list[str] = []
-        self.session = ""
-
-    async def read(self) -> None:
-        async for msg in self.ws:
-            data = json.loads(msg.data)
-            method = data.get("method")
-            if "id" in data and data["id"] in self.pending:
-                self.pending.pop(data["id"]).set_result(data)
-            elif method == "Network.requestWillBeSent":
-                self.requests.append(data["params"]["request"]["url"])
-            elif method == "Network.responseReceived":
-                response = data["params"]["response"]
-                self.statuses[response["url"]] = response["status"]
-            elif method == "Page.loadEventFired":
-                self.loaded.set()
-            elif method == "Runtime.exceptionThrown":
-                self.console.append(str(data["params"]["exceptionDetails"]))
-
-    async def call(self, method: str, **params: Any) -> Any:
-        n = next(self.ids)
-        future: asyncio.Future[Any] = asyncio.get_running_loop().create_future()
-        self.pending[n] = future
-        message: dict[str, Any] = {"id": n, "method": method, "params": params}
-        if self.session and not method.startswith("Target."):
-            message["sessionId"] = self.session
-        await self.ws.send_str(json.dumps(message))
-        reply = await asyncio.wait_for(future, 30)
-        if "error" in reply:
-            raise AssertionError(f"{method}: {reply['error']}")
-        return reply["result"]
-
-    async def value(self, expression: str) -> Any:
-        result = await self.call("Runtime.evaluate", expression=expression, returnByValue=True)
-        if "exceptionDetails" in result:
-            raise AssertionError(f"{expression}: {result['exceptionDetails']}")
-        return result["result"].get("value")
-
-    async def load(self, action: Any) -> None:
-        """Run `action` (a coroutine) and wait for the page it leads to."""
-        self.loaded.clear()
-        await action
-        await asyncio.wait_for(self.loaded.wait(), 30)
-
-    async def go(self, url: str) -> None:
-        await self.load(self.call("Page.navigate", url=url))
-
-    async def click(self, selector: str) -> None:
-        """A real mouse click at the middle of the first element `selector` matches."""
-        box = await self.value(
-            f"(() => {{ const e = document.querySelector({json.dumps(selector)});"
-            " e.scrollIntoView({block: 'center'}); const r = e.getBoundingClientRect();"
-            " return [r.x + r.width / 2, r.y + r.height / 2]; })()"
-        )
-        for kind in ("mousePressed", "mouseReleased"):
-            await self.call(
-                "Input.dispatchMouseEvent", type=kind, x=box[0], y=box[1], button="left",
-                clickCount=1,
-            )  # fmt: skip
-
-    async def key(self, key: str, code: str, keycode: int) -> None:
-        for kind in ("rawKeyDown", "keyUp"):
-            await self.call(
-                "Input.dispatchKeyEvent", type=kind, key=key, code=code,
-                windowsVirtualKeyCode=keycode,
-            )  # fmt: skip
-
-    async def shoot(self, name: str) -> None:
-        """The view at 1280x800 and at 390 px wide (full height on the phone)."""
-        SHOTS.mkdir(parents=True, exist_ok=True)
-        for suffix, metrics in (("", WIDE), ("-phone", PHONE)):
-            await self.call("Emulation.setDeviceMetricsOverride", **metrics)
-            await asyncio.sleep(0.2)
-            clip = None
-            if suffix:
-                height = await self.value("document.documentElement.scrollHeight")
-                clip = {"x": 0, "y": 0, "width": 390, "height": min(height, 2400), "scale": 1}
-                width = await self.value("document.documentElement.scrollWidth")
-                assert width <= 392, f"{name}: {width} px wide on a 390 px phone"
-            shot = await self.call(
-                "Page.captureScreenshot", format="png", captureBeyondViewport=bool(clip),
-                **({"clip": clip} if clip else {}),
-            )  # fmt: skip
-            (SHOTS / f"browser-{name}{suffix}.png").write_bytes(base64.b64decode(shot["data"]))
-        await self.call("Emulation.setDeviceMetricsOverride", **WIDE)
 
 
 def rows_js() -> str:

@@ -1,0 +1,128 @@
+"""The run browser's answer times on chDB: the runs table's first page, a few filtered
+views, and a run's page, each as a whole HTTP answer of the app (queries and templates),
+over a database of `--runs` generated runs (devtools/workload.py's scenarios, folded by
+the reducers and written by the sink's writer, then merged as a settled database is).
+
+Prints p50 and p95 per view and the load average; asserts nothing (the target, 300 ms
+at p95 on 100,000 runs, is read from the output, docs/browser.md).
+
+    .venv/bin/python -m outcomes.bench.bench_browser [--runs 100000] [--repeat 40]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import random
+import statistics
+import tempfile
+import time
+from collections.abc import Iterator
+
+from starlette.testclient import TestClient
+
+from outcomes.browser.app import COOKIE, Browser, component
+from outcomes.browser.live import Feed
+from outcomes.browser.queries import Session
+from outcomes.common.door import app
+from outcomes.devtools.workload import generate_runs
+from outcomes.reducers.engine import Engine
+from outcomes.reducers.records import OutputRecord
+from outcomes.reducers.validate import parse_event
+from outcomes.sinks import clickhouse, schema
+from outcomes.sinks.writer import ClickHouseWriter
+
+BATCH = 2_000
+
+
+def batches(runs: int) -> Iterator[tuple[list[OutputRecord], list[str]]]:
+    """Outputs of `runs` generated runs, `BATCH` runs at a time, with their run ids."""
+    seed = 0
+    left = runs
+    while left > 0:
+        engine = Engine()  # a batch's runs are its own: the engine's state stays small
+        out: list[OutputRecord] = []
+        ids: list[str] = []
+        for run in generate_runs(min(BATCH, left), seed=seed, prefix=f"b{seed}"):
+            ids.append(run[0]["run_id"])
+            for event in run:
+                out.extend(engine.apply(parse_event(event)))
+        yield out, ids
+        left -= BATCH
+        seed += 1
+
+
+def load(dsn: str, runs: int) -> None:
+    """Write `runs` generated runs' outputs, then merge every table (a settled database)."""
+    writer = ClickHouseWriter(dsn)
+    start = time.perf_counter()
+    written = revisions = 0
+    for records, batch_ids in batches(runs):
+        writer.write(records)
+        written += len(batch_ids)
+        revisions += sum(r.kind == "account_revision" for r in records)
+        if written % 10_000 == 0:
+            print(f"  {written:,} runs written ({time.perf_counter() - start:.0f} s)", flush=True)
+    print(f"{written:,} runs, {revisions:,} revisions in {time.perf_counter() - start:.0f} s")
+    conn = clickhouse.connect(dsn)
+    for table in schema.DATA_TABLES:
+        conn.command(f"OPTIMIZE TABLE {conn.table(table.name)} FINAL")
+
+
+def percentile(values: list[float], q: float) -> float:
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, round(q * (len(ordered) - 1)))]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=100_000)
+    parser.add_argument("--repeat", type=int, default=40)
+    parser.add_argument(
+        "--dir", help="Keep the loaded database here and reuse it on the next run (default: "
+        "a temporary directory, loaded each time)."
+    )  # fmt: skip
+    args = parser.parse_args()
+    print(f"load average at start {os.getloadavg()}")
+    with tempfile.TemporaryDirectory(prefix="bench-browser-") as tmp:
+        dsn = f"chdb://{args.dir or tmp}/chdb"
+        conn = clickhouse.connect(dsn)
+        if not conn.database_exists():
+            load(dsn, args.runs)
+        ids = [str(r[0]) for r in conn.rows(
+            f"SELECT DISTINCT run_id FROM {conn.table('account_revision_rows')}"
+        )]  # fmt: skip
+        print(f"{len(ids):,} runs in the database")
+        session = Session(dsn)
+        browser = Browser(session, "bench", Feed())
+        client = TestClient(app(component(browser)))
+        client.cookies.set(COOKIE, "bench")
+        rng = random.Random(7)
+        views = {
+            "runs, first page": lambda: "/runs",
+            "runs, page 20": lambda: "/runs?page=20",
+            "runs, contradicted now": lambda: "/runs?contradicted=now",
+            "runs, status failed + search": lambda: "/runs?status=failed&q=b1-",
+            "a run's page": lambda: f"/runs/{rng.choice(ids)}",
+            "fleet (5 charts)": lambda: "/fleet",
+        }
+        print(f"{'view':<32} {'p50 ms':>8} {'p95 ms':>8} {'max ms':>8}  (n={args.repeat})")
+        for name, url in views.items():
+            client.get(url())  # warm
+            times = []
+            for _ in range(args.repeat if "fleet" not in name else max(args.repeat // 4, 3)):
+                begin = time.perf_counter()
+                answer = client.get(url())
+                times.append((time.perf_counter() - begin) * 1000)
+                assert answer.status_code == 200, (name, answer.status_code, answer.text[:200])
+            print(
+                f"{name:<32} {statistics.median(times):>8.1f} {percentile(times, 0.95):>8.1f} "
+                f"{max(times):>8.1f}"
+            )
+        session.close()
+        clickhouse.close_all()
+    print(f"load average at end {os.getloadavg()}")
+
+
+if __name__ == "__main__":
+    main()
