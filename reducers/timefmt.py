@@ -97,8 +97,16 @@ def _parse_general(text: str) -> int:
 
 
 def format_rfc3339(micros: int) -> str:
-    """The canonical form: UTC, six fraction digits, `Z` (`2026-11-30T10:00:00.000000Z`)."""
-    return (_NAIVE_EPOCH + timedelta(microseconds=micros)).isoformat(timespec="microseconds") + "Z"
+    """The canonical form: UTC, six fraction digits, `Z` (`2026-11-30T10:00:00.000000Z`).
+
+    OverflowError, naming the count, for one outside years 1..9999 (datetime's own
+    messages, `date value out of range` or `days=1157407407; must have magnitude <=
+    999999999`, say neither which value nor which range)."""
+    try:
+        moment = _NAIVE_EPOCH + timedelta(microseconds=micros)
+    except OverflowError:
+        raise OverflowError(f"{micros} microseconds is outside years 1..9999") from None
+    return moment.isoformat(timespec="microseconds") + "Z"
 
 
 def datetime_micros(moment: datetime) -> int:

@@ -455,3 +455,12 @@ def test_error_messages_name_the_text() -> None:
     ]:
         with pytest.raises(ValueError, match=re.escape(repr(text))):
             parse_rfc3339(text)
+
+
+@pytest.mark.parametrize("micros", [MIN_MICROS - 1, MAX_MICROS + 1, 10**20, -(10**20), 2**80])
+def test_formatting_out_of_range_names_the_count_and_the_range(micros: int) -> None:
+    # issue 34: a trace's `1e20` or a year-9999 time plus one step reached this with
+    # datetime's own message ("days=1157407407; must have magnitude <= 999999999").
+    with pytest.raises(OverflowError) as raised:
+        format_rfc3339(micros)
+    assert str(raised.value) == f"{micros} microseconds is outside years 1..9999"
