@@ -159,6 +159,14 @@ def policy_for(option: Path | None, root: str | Path | None) -> Policy | None:
     return load_policy(path, str(POLICY_FILE))
 
 
+def with_policy(
+    events: list[dict[str, Any]], option: Path | None, root: str | Path | None
+) -> list[dict[str, Any]]:
+    """A run's derived events under its policy (`policy_for`, then `apply_policy`): the
+    one call `outcomes import --policy` and the hook make. Raises `PolicyError`."""
+    return apply_policy(events, policy_for(option, root))
+
+
 def apply_policy(events: list[dict[str, Any]], policy: Policy | None) -> list[dict[str, Any]]:
     """The events with the policy's goal revision after each request's (`goal.revised`
     by `user`): revision + 1, by `product_rule`, from the policy's source, at the same

@@ -17,6 +17,7 @@ from typing import Any
 
 import pytest
 
+from outcomes.importers.derive import derive
 from outcomes.importers.policy import (
     POLICY_FILE,
     Policy,
@@ -25,8 +26,9 @@ from outcomes.importers.policy import (
     load_policy,
     parse_policy,
     policy_for,
+    with_policy,
 )
-from outcomes.importers.trace import request_goal
+from outcomes.importers.trace import Finish, Message, ToolCall, Trace, request_goal
 from outcomes.reducers.account import requirement_ids
 from tests.builders import Replay, RunBuilder, account_of, artifact, check, predicate_ids, verdict
 
@@ -360,3 +362,111 @@ def test_an_empty_policy_requires_nothing_but_the_goal() -> None:
     account = account_of(apply_policy(_imported(b), parse_policy("", "p.toml")))
     assert account["status"] == "complete"
     assert account["requirement_policy"] == "stated"
+
+
+# -- end to end: a trace's steps, derived as an importer or the hook derives them -------------
+
+
+def _shell(n: int, command: str, output: str, exit_code: int) -> ToolCall:
+    return ToolCall(
+        f"call-{n}", "Bash", "shell", f"line {n}", None, command=command,
+        output=output, exit_code=exit_code,
+    )  # fmt: skip
+
+
+def _edit(n: int, path: str, text: str) -> ToolCall:
+    return ToolCall(
+        f"call-{n}", "Write", "write", f"line {n}", None, path=path, created=False,
+        content=text, output="ok",
+    )  # fmt: skip
+
+
+FAILED_RUN = "===== 1 failed, 4 passed in 0.12s ====="
+PASSED_RUN = "===== 5 passed in 0.10s ====="
+
+
+def _trace(*steps: Any) -> Trace:
+    return Trace(
+        "claude-code-jsonl", "claude-code", "session.jsonl",
+        (Message("user", "Fix the parser", None, "line 0"), *steps,
+         Message("assistant", "Done: all tests pass.", None, "line 98"),
+         Finish("line 99", None)),
+    )  # fmt: skip
+
+
+def _status(events: list[Event]) -> str:
+    return str(account_of(events)["status"])
+
+
+def test_an_imported_run_whose_last_pytest_failed_is_not_complete() -> None:
+    trace = _trace(
+        _edit(1, "src/parser.py", "v1"),
+        _shell(2, "pytest -q", FAILED_RUN, 1),
+    )
+    events = derive(trace, "run-imported")
+    account = account_of(events)
+    assert account["status"] == "failed"
+    assert account["requirement_policy"] == "observed"
+    assert verdict(account, "check:pytest -q") == ("unsatisfied", "failing")
+
+
+def test_an_imported_run_whose_test_went_stale_is_not_complete() -> None:
+    trace = _trace(
+        _edit(1, "src/parser.py", "v1"),
+        _shell(2, "pytest -q", PASSED_RUN, 0),
+        _edit(3, "src/parser.py", "v2"),
+    )
+    account = account_of(derive(trace, "run-stale"))
+    assert verdict(account, "check:pytest -q") == ("indeterminate", "stale")
+    assert account["status"] == "unresolved"
+    fixed = _trace(
+        _edit(1, "src/parser.py", "v1"),
+        _shell(2, "pytest -q", PASSED_RUN, 0),
+        _edit(3, "src/parser.py", "v2"),
+        _shell(4, "pytest -q", PASSED_RUN, 0),
+    )
+    assert _status(derive(fixed, "run-stale")) == "complete"
+
+
+def test_a_hook_session_fixed_after_its_stop_is_superseded_with_a_notification() -> None:
+    """The hook derives the session again on each payload and sends the new events: a
+    rerun after the first Stop revises the account and notifies."""
+    first = [
+        Message("user", "Fix the parser", None, "hook 1"),
+        _edit(2, "src/parser.py", "v1"),
+        _shell(3, "pytest -q", FAILED_RUN, 1),
+        Message("assistant", "Done.", None, "hook 4"),
+        Finish("hook 5", None),
+    ]
+    later = [_edit(6, "src/parser.py", "v2"), _shell(7, "pytest -q", PASSED_RUN, 0),
+             Finish("hook 8", None)]  # fmt: skip
+    session = Trace("claude-code-jsonl", "claude-code", "s.jsonl", tuple(first))
+    whole = Trace("claude-code-jsonl", "claude-code", "s.jsonl", (*first, *later))
+    sent = derive(session, "run-hook", whole=False)
+    replay = Replay()
+    replay.apply(*sent)
+    assert replay.account is not None and replay.account["status"] == "failed"
+    known = {e["event_id"] for e in sent}
+    again = derive(whole, "run-hook", whole=False)
+    assert [e for e in again if e["event_id"] in known] == sent  # the hook's premise
+    replay.apply(*(e for e in again if e["event_id"] not in known))
+    assert replay.account["status"] == "complete"
+    # The edit made the failure stale (unresolved), the rerun passed (complete).
+    assert [(n["kind"], n["status"]) for n in replay.notifications] == [
+        ("account.final", "failed"),
+        ("account.superseded", "unresolved"),
+        ("account.superseded", "complete"),
+    ]
+
+
+def test_a_project_policy_decides_an_imported_run(tmp_path: Path) -> None:
+    """The policy file in the run's workspace: the lint it requires never ran."""
+    (tmp_path / POLICY_FILE).parent.mkdir()
+    (tmp_path / POLICY_FILE).write_text("checks = ['pytest*', 'ruff check*']\n", "utf-8")
+    trace = _trace(_edit(1, "src/parser.py", "v1"), _shell(2, "pytest -q", PASSED_RUN, 0))
+    events = derive(trace, "run-policy")
+    assert _status(events) == "complete"
+    account = account_of(with_policy(events, None, tmp_path))
+    assert verdict(account, "check:ruff check*") == ("unsatisfied", "missing")
+    assert account["status"] == "partially_complete"
+    assert account["requirement_source"].startswith("policy:.outcomes/policy.toml sha256:")
