@@ -303,8 +303,9 @@ def test_relay_until_idle_exits_while_backing_off_from_a_billion_second_retry_af
 
 
 def test_the_relay_refuses_a_timeout_that_is_not_positive() -> None:
-    with pytest.raises(RelayError, match="--timeout must be > 0"):
-        WebhookRelay("http://127.0.0.1:9/x", SECRET, timeout=0)
+    for timeout in (0, -1, float("nan"), float("inf"), 1e12):
+        with pytest.raises(RelayError, match="--timeout must be > 0 and at most 86400"):
+            WebhookRelay("http://127.0.0.1:9/x", SECRET, timeout=timeout)
     with pytest.raises(RelayError, match="--max-backoff >= 0"):
         WebhookRelay("http://127.0.0.1:9/x", SECRET, max_backoff=-1)
 

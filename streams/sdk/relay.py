@@ -56,6 +56,7 @@ REJECTED_BY_ENDPOINT: Final = "webhook_rejected"
 """The dead-letter reason of a record the endpoint refused (a 4xx answer)."""
 _RETRYABLE_STATUS: Final = frozenset({408, 429})
 _SHOWN_RESPONSE_BYTES: Final = 512
+_MAX_TIMEOUT: Final = 86_400.0  # a socket timeout must fit the platform's time_t
 MAX_RESPONSE_BYTES: Final = 64 * 1024
 """Response body bytes read at most (only the start is shown; the rest is not read)."""
 
@@ -228,8 +229,11 @@ class WebhookRelay:
         headers: Mapping[str, str] | None = None,
         ssl_context: ssl.SSLContext | None = None,
     ) -> None:
-        if not timeout > 0 or (max_backoff is not None and not max_backoff >= 0):
-            raise RelayError("--timeout must be > 0 and --max-backoff >= 0 (seconds)")
+        if not 0 < timeout <= _MAX_TIMEOUT or (max_backoff is not None and not max_backoff >= 0):
+            raise RelayError(
+                f"--timeout must be > 0 and at most {_MAX_TIMEOUT:g}, "
+                "and --max-backoff >= 0 (seconds)"
+            )
         parts = urlsplit(url)
         if parts.scheme not in ("http", "https") or not parts.hostname:
             raise RelayError(f"--url must be an http:// or https:// URL, got {_public_url(url)!r}")
