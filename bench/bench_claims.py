@@ -103,6 +103,7 @@ STRESS = (
     # a run of dotted names with no path separator (a minified bundle, a log of module
     # names): each name is tried as a path; unbounded, this cost quadratic time
     ("dotted names", "a.b.c.d.e.f.g.h.i.j.k.l."),
+    ("@-joined names", "a@b@c@d@e@f@"),
 )
 
 

@@ -404,3 +404,4 @@ def test_a_long_run_of_dotted_names_is_still_read() -> None:
 
     text = "a.b.c.d.e.f.g.h.i.j.k.l." * 400
     assert sentences(text)[-1].end == len(text)
+    assert sentences("a@b@c@ " * 1000 + "Done.")[-1].end > 0

@@ -257,9 +257,11 @@ _TOKEN = re.compile(
     r"|(?P<ratio>\d+/\d+)"
     r"|(?P<hash>\b(?=[0-9a-f]*\d)(?=[0-9a-f]*[a-f])[0-9a-f]{7,40}\b)"
     r"|(?P<num>\d[\d,]*(?:\.\d+)?%?)"
-    # (each name's dots bounded, so a long run of dotted words costs linear time)
+    # (each name's dots and a relative path's first name bounded, and a relative path
+    # tried only where a name starts, so a long run of dotted or @-joined words costs
+    # linear time, not quadratic)
     r"|(?P<path>(?:~|\.{1,2})?(?:/[\w@${}~+-]+(?:\.[\w@${}~+-]+){0,8})+/?"
-    r"|[\w@-]+(?:\.[\w@-]+){0,8}(?:/[\w@-]+(?:\.[\w@-]+){0,8})+/?"
+    r"|(?<![\w@-])[\w@-]{1,128}(?:\.[\w@-]+){0,8}(?:/[\w@-]+(?:\.[\w@-]+){0,8})+/?"
     r"|[\w-]+\.(?:[A-Za-z][A-Za-z0-9]{0,4})\b(?![\w-]))"
     r"|(?P<ref>#\d+)"
     r"|(?P<word2>[A-Za-z][A-Za-z0-9]*(?:['\u2019][A-Za-z]+)?(?:[-_:=][A-Za-z0-9]+)*)"
