@@ -29,8 +29,6 @@ MAX_TRACE_BYTES = 512 * 1024 * 1024
 # Past this share of tool steps the reader could not read, a file is refused: its account
 # would judge the final message against a run missing a tenth of what it did.
 MAX_UNREAD_SHARE = 0.10
-# How long a narrative may be (the derivation keeps the first this many characters).
-NARRATIVE_CHARS = 60000
 
 
 class TooManyUnread(TraceUnreadable):
@@ -107,8 +105,8 @@ def import_(
     one run. Only what the trace shows is derived: checks from the runner's summary or
     exit status (else indeterminate), workspace snapshots from edits and file
     operations, effects with the state their output settles (else unknown), the last
-    assistant message as the narrative (its first 60,000 characters, said on standard
-    error when cut). Only regular files are read, up to 512 MiB each.
+    assistant message as the narrative (a long one cut, which standard error says).
+    Only regular files are read, up to 512 MiB each.
 
     A file that cannot be read is one error line and exit 1, and so is one where more
     than --max-unread-share (10%) of the tool steps could not be read ("12 of 40 tool
@@ -271,25 +269,19 @@ def _events(traces: list[tuple[Path, Trace, str]]) -> tuple[list[dict[str, Any]]
 
 
 def _say_cut(path: Path, trace: Trace, events: list[dict[str, Any]]) -> None:
-    """One line when a narrative holds only the start of the message it was made from."""
-    texts = [e["text"] for e in events if e.get("type") == "narrative.submitted"]
-    cut = [t for t in texts if len(t) == NARRATIVE_CHARS]
-    if not cut:
-        return
+    """One line for each narrative that holds only the start of the message it was made
+    from (the derivation cuts a long final message)."""
+    texts = {e["text"] for e in events if e.get("type") == "narrative.submitted"}
     for step in trace.steps:
-        if (
-            isinstance(step, Message)
-            and len(step.text) > NARRATIVE_CHARS
-            and step.text[:NARRATIVE_CHARS] in cut
-        ):
-            click.echo(
-                _safe_name(
-                    f"{path}: {step.where}: the final message has {len(step.text)} characters; "
-                    f"the narrative holds its first {NARRATIVE_CHARS}"
-                ),
-                err=True,
-            )
-            return
+        if not isinstance(step, Message):
+            continue
+        for text in texts:
+            if len(step.text) > len(text) and step.text.startswith(text):
+                line = (
+                    f"{path}: {step.where}: the final message has {len(step.text)} "
+                    f"characters; the narrative holds its first {len(text)}"
+                )
+                click.echo(_safe_name(line), err=True)
 
 
 def _output(path: Path | None) -> AbstractContextManager[BinaryIO]:
