@@ -19,6 +19,9 @@ from google.protobuf.message import DecodeError
 from google.rpc.status_pb2 import Status
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from starlette.requests import Request
+from starlette.responses import PlainTextResponse, Response
+from starlette.routing import Route
 
 from outcomes.common import door
 from outcomes.importers.otlp_server import Receiver, make_server
@@ -312,3 +315,34 @@ def test_stats_and_metrics_answer_on_the_door(metrics_door: Door) -> None:
     reply = exchange(metrics_door.address, metrics_door.health)
     assert reply.headers["Content-Type"].startswith("text/plain; version=0.0.4")
     assert b"outcomes_worker_folded_total 1.0" in reply.body
+
+
+def test_components_mount_side_by_side_each_refusing_in_its_own_form(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    """Two components behind one door (as the gate and the browser will be): each
+    route answers, each refusal is rendered by the component whose mount the path is
+    under, a bug is one line for the client and a logged traceback."""
+
+    async def hello(request: Request) -> Response:
+        return PlainTextResponse("hello\n")
+
+    async def broken(request: Request) -> Response:
+        raise RuntimeError("a bug with a secret")
+
+    def plain(request: Request, refusal: door.Refusal) -> Response:
+        return PlainTextResponse(f"E{refusal.status} {refusal.message}\n", refusal.status)
+
+    gate = door.Component([Route("/hello", hello), Route("/broken", broken)], mount="/gate")
+    root = door.Component([Route("/", hello)], refuse=plain)
+    with door.DoorServer(door.app(gate, root)) as server:
+        assert exchange(server.address, request_bytes("GET", "/gate/hello", [])).body == b"hello\n"
+        assert exchange(server.address, request_bytes("GET", "/", [])).body == b"hello\n"
+        missing = exchange(server.address, request_bytes("GET", "/gate/nothing", []))
+        assert missing.status == 404
+        assert metrics_error(missing) == "no such endpoint: GET /gate/nothing"
+        elsewhere = exchange(server.address, request_bytes("GET", "/nothing", []))
+        assert (elsewhere.status, elsewhere.body) == (404, b"E404 no such endpoint: GET /nothing\n")
+        bug = exchange(server.address, request_bytes("GET", "/gate/broken", []))
+        assert bug.status == 500 and metrics_error(bug) == "internal error: RuntimeError"
+    assert any("a bug with a secret" in str(r.exc_info) for r in caplog.records)
