@@ -145,5 +145,21 @@ def obj(value: object) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
 
 
+def word(value: object) -> str:
+    """A field that names a kind, status or role: the string, or "" for any other value
+    (a reader compares it with the names it knows and never hashes a list by mistake)."""
+    return value if isinstance(value, str) else ""
+
+
+def path_of(*values: object) -> str | None:
+    """The first of `values` that is a non-empty string: a file path field."""
+    return next((v for v in values if isinstance(v, str) and v), None)
+
+
+def key_of(value: object) -> str | int | None:
+    """An id field as a dictionary key (a string or an integer), else None."""
+    return value if isinstance(value, str | int) and not isinstance(value, bool) else None
+
+
 def role(value: object) -> Role:
     return "user" if value == "user" else "assistant"

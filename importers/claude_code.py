@@ -39,9 +39,11 @@ from outcomes.importers.base import (
     json_lines,
     moment,
     obj,
+    path_of,
     role,
     text_of,
     unreadable,
+    word,
 )
 from outcomes.importers.trace import (
     Finish,
@@ -101,7 +103,7 @@ def result_fields(
         else:
             fields["exit_code"] = 0
     if name in WRITE_TOOLS and isinstance(structured, dict):
-        kind = structured.get("type")
+        kind = word(structured.get("type"))
         if kind in {"create", "update"}:
             fields["created"] = kind == "create"
     return fields
@@ -114,10 +116,12 @@ def call_fields(name: str, tool_input: dict[str, Any]) -> dict[str, Any]:
     if kind == "shell":
         fields["command"] = str(tool_input.get("command") or "")
     elif kind in {"write", "edit"}:
-        path = (
-            tool_input.get("file_path") or tool_input.get("notebook_path") or tool_input.get("path")
+        path = path_of(
+            tool_input.get("file_path"),
+            tool_input.get("notebook_path"),
+            tool_input.get("path"),
         )
-        fields["path"] = str(path) if path else None
+        fields["path"] = path
         if kind == "write":
             fields["content"] = str(tool_input.get("content") or "")[:200]
     return fields
@@ -151,12 +155,12 @@ class ClaudeCodeImporter(Importer):
         for row in first_json_lines(head, 20):
             if not isinstance(row, dict):
                 continue
-            if "sessionId" in row and row.get("type") in _LINE_TYPES:
+            if "sessionId" in row and word(row.get("type")) in _LINE_TYPES:
                 return True
             if "session_id" in row and (
                 (row.get("type") == "system" and row.get("subtype") == "init")
                 or (
-                    row.get("type") in {"assistant", "user"}
+                    word(row.get("type")) in {"assistant", "user"}
                     and isinstance(row.get("message"), dict)
                 )
             ):
@@ -173,7 +177,7 @@ class ClaudeCodeImporter(Importer):
                 skipped.append(Skipped(f"line {number}", "not a JSON object"))
             else:
                 rows.append((number, row))
-        if not rows or not any(r.get("type") in {"user", "assistant"} for _, r in rows):
+        if not rows or not any(word(r.get("type")) in {"user", "assistant"} for _, r in rows):
             raise unreadable(path, self.name, "no user or assistant lines")
         root = next((r["cwd"] for _, r in rows if isinstance(r.get("cwd"), str)), None)
         version = next(
@@ -196,14 +200,14 @@ class ClaudeCodeImporter(Importer):
         order: list[dict[str, Any] | Message] = []
         last_text_id: str | None = None
         for number, row in rows:
-            kind = row.get("type")
+            kind = word(row.get("type"))
             where = f"line {number}"
             at = moment(row.get("timestamp"))
             side = bool(row.get("isSidechain")) or row.get("parent_tool_use_id") is not None
             if kind == "progress" and isinstance(obj(row.get("data")).get("message"), dict):
                 # a subagent's message carried by a progress line: its work, not its words
                 inner = obj(row["data"]["message"])
-                kind, row, side = inner.get("type"), {**inner, "cwd": row.get("cwd")}, True
+                kind, row, side = word(inner.get("type")), {**inner, "cwd": row.get("cwd")}, True
                 at = moment(inner.get("timestamp")) or at
             if kind == "result":
                 self._result_line(row, where, order)
@@ -230,7 +234,7 @@ class ClaudeCodeImporter(Importer):
             for block in content:
                 if not isinstance(block, dict):
                     continue
-                btype = block.get("type")
+                btype = word(block.get("type"))
                 if btype == "text" and side:
                     continue  # a subagent's words are not the run's messages
                 elif btype == "text":

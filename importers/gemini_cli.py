@@ -45,9 +45,11 @@ from outcomes.importers.base import (
     load_json,
     moment,
     obj,
+    path_of,
     role,
     text_of,
     unreadable,
+    word,
 )
 from outcomes.importers.trace import (
     Finish,
@@ -109,7 +111,7 @@ def _call(
     if kind == "shell":
         record["command"] = str(args.get("command") or "")
     elif kind in {"write", "edit"}:
-        record["path"] = args.get("file_path") or args.get("path") or args.get("absolute_path")
+        record["path"] = path_of(args.get("file_path"), args.get("path"), args.get("absolute_path"))
         if kind == "write":
             record["content"] = str(args.get("content") or "")[:200]
     return record
@@ -199,7 +201,7 @@ def _is_content(item: object) -> bool:
     """A Gemini API `Content`: a `role` of user or model and a list of `parts`."""
     return (
         isinstance(item, dict)
-        and item.get("role") in {"user", "model"}
+        and word(item.get("role")) in {"user", "model"}
         and isinstance(item.get("parts"), list)
     )
 
@@ -293,21 +295,17 @@ class GeminiCliImporter(Importer):
                 if not response:
                     continue
                 # by id, else the oldest open call of that name (older models send no id)
-                record = next(
-                    (
-                        c
-                        for c in open_calls
-                        if response.get("id") and c["call_id"] == response["id"]
-                    ),
-                    None,
-                ) or next((c for c in open_calls if c["tool"] == response.get("name")), None)
-                if record is None:
+                by_id = [c for c in open_calls if c["call_id"] == response.get("id")]
+                by_name = [c for c in open_calls if c["tool"] == response.get("name")]
+                matched = by_id or by_name
+                if not matched:
                     skipped.append(
                         Skipped(
                             where, "a functionResponse of no known call", True, "functionResponse"
                         )
                     )
                     continue
+                record = matched[0]
                 open_calls.remove(record)
                 answer = obj(response.get("response"))
                 _result(
@@ -360,7 +358,8 @@ class GeminiCliImporter(Importer):
                 meta.update({k: v for k, v in update.items() if k != "messages"})
             elif _is_header(row) or isinstance(row.get("sessionId"), str):
                 meta.update({k: v for k, v in row.items() if k != "messages"})
-                for m in row.get("messages") or []:  # a legacy record on one line
+                legacy = row.get("messages")
+                for m in legacy if isinstance(legacy, list) else []:  # a whole record, one line
                     if isinstance(m, dict) and isinstance(m.get("id"), str):
                         latest[m["id"]] = (m, where)
             else:
@@ -402,7 +401,7 @@ class GeminiCliImporter(Importer):
                 skipped.append(Skipped(where, "not a message object"))
                 continue
             at = moment(message.get("timestamp"))
-            kind = message.get("type")
+            kind = word(message.get("type"))
             body = _said(message.get("content"))
             if kind == "user":
                 if not _function_responses(message.get("content")):
@@ -414,7 +413,8 @@ class GeminiCliImporter(Importer):
                 continue
             if body.strip():
                 order.append(Message("assistant", body, at, where))
-            for call in message.get("toolCalls") or []:
+            tool_calls = message.get("toolCalls")
+            for call in tool_calls if isinstance(tool_calls, list) else []:
                 if not isinstance(call, dict):
                     skipped.append(
                         Skipped(where, "a tool call that is not an object", True, "toolCall")
@@ -431,7 +431,7 @@ class GeminiCliImporter(Importer):
                 text = _response_text(call.get("result"))
                 if text is None:
                     text = _response_text(responses.get(call_id))
-                status = call.get("status")
+                status = word(call.get("status"))
                 if text is not None or status in {"success", "error", "cancelled"}:
                     _result(record, text or "", status in {"error", "cancelled"})
                 order.append(record)
@@ -468,7 +468,7 @@ class GeminiCliImporter(Importer):
                 skipped.append(Skipped(where, "not a JSON object"))
                 continue
             rows += 1
-            kind = row.get("type")
+            kind = word(row.get("type"))
             at = moment(row.get("timestamp"))
             if kind == "init":
                 model = str(row.get("model") or model)

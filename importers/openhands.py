@@ -36,12 +36,15 @@ from outcomes.importers.base import (
     Importer,
     bounded,
     json_lines,
+    key_of,
     load_json,
     moment,
     obj,
+    path_of,
     role,
     text_of,
     unreadable,
+    word,
 )
 from outcomes.importers.patch import patch_changes
 from outcomes.importers.trace import (
@@ -134,7 +137,7 @@ def _literal(node: ast.expr) -> Any:
 
 
 def _exit(obs: dict[str, Any]) -> int | None:
-    for value in (obs.get("exit_code"), (obs.get("metadata") or {}).get("exit_code")):
+    for value in (obs.get("exit_code"), obj(obs.get("metadata")).get("exit_code")):
         if isinstance(value, int) and value >= 0:
             return value
     return None
@@ -194,7 +197,7 @@ class OpenHandsImporter(Importer):
             if not isinstance(event, dict):
                 skipped.append(Skipped(where, "not an event object"))
                 continue
-            kind = event.get("kind")
+            kind = word(event.get("kind"))
             at = moment(event.get("timestamp"))
             if kind == "MessageEvent":
                 llm = obj(event.get("llm_message"))
@@ -275,24 +278,24 @@ class OpenHandsImporter(Importer):
         elif akind in _EDITOR_ACTIONS:
             command = action.get("command")
             if command == "view":
-                record.update(kind="read", path=action.get("path"))
+                record.update(kind="read", path=path_of(action.get("path")))
             else:
                 record.update(
                     kind="write" if command == "create" else "edit",
-                    path=action.get("path"),
+                    path=path_of(action.get("path")),
                     created=True if command == "create" else None,
                     content=str(action.get("file_text") or "")[:200] or None,
                 )
         elif akind == "WriteFileAction":
             record.update(
                 kind="write",
-                path=action.get("file_path"),
+                path=path_of(action.get("file_path")),
                 content=str(action.get("content") or "")[:200] or None,
             )
         elif akind == "EditAction":
-            record.update(kind="edit", path=action.get("file_path"))
+            record.update(kind="edit", path=path_of(action.get("file_path")))
         elif akind in {"ReadFileAction", "GlobAction", "GrepAction", "ListDirectoryAction"}:
-            record.update(kind="read", path=action.get("file_path") or action.get("path"))
+            record.update(kind="read", path=path_of(action.get("file_path"), action.get("path")))
         elif akind == "ApplyPatchAction":
             patch = str(action.get("patch") or "")
             record.update(
@@ -326,7 +329,7 @@ class OpenHandsImporter(Importer):
         if target is None or not isinstance(obs, dict):
             quiet = str(event.get("action_id") or "") in ignored or (
                 isinstance(obs, dict)
-                and obs.get("kind") in {"FinishObservation", "ThinkObservation"}
+                and word(obs.get("kind")) in {"FinishObservation", "ThinkObservation"}
             )
             if not quiet:
                 skipped.append(
@@ -339,7 +342,7 @@ class OpenHandsImporter(Importer):
         target["output"] = _clean(str(output or ""))
         target["finished_at"] = at
         error = obs.get("error") or obs.get("is_error")
-        if obs.get("kind") in _SHELL_OBSERVATIONS or target.get("kind") == "shell":
+        if word(obs.get("kind")) in _SHELL_OBSERVATIONS or target.get("kind") == "shell":
             target["exit_code"] = _exit(obs)
             target["timed_out"] = bool(obs.get("timeout"))
             if error is True:
@@ -378,8 +381,8 @@ class OpenHandsImporter(Importer):
         if kind == "shell":
             record["command"] = str(raw.get("command") or event.get("title") or "")
         elif kind in {"edit", "delete", "read"}:
-            record["path"] = raw.get("file_path") or raw.get("path") or raw.get("abs_path")
-        status = event.get("status")
+            record["path"] = path_of(raw.get("file_path"), raw.get("path"), raw.get("abs_path"))
+        status = word(event.get("status"))
         if status in {"completed", "failed"}:
             out = event.get("raw_output")
             record["output"] = out if isinstance(out, str) else text_of(out or event.get("content"))
@@ -418,6 +421,9 @@ class OpenHandsImporter(Importer):
             at = moment(item.get("timestamp"))
             args = obj(item.get("args"))
             action = item.get("action")
+            if action is not None and not isinstance(action, str):
+                skipped.append(Skipped(where, "an action of no known name", True, "action"))
+                continue
             if action is not None:
                 call_id = str(
                     (item.get("tool_call_metadata") or {}).get("tool_call_id")
@@ -449,7 +455,7 @@ class OpenHandsImporter(Importer):
                 if action == "run":
                     command = str(args.get("command") or "")
                     if not command.strip() and last_shell is not None:
-                        by_id[item.get("id")] = last_shell  # continues the previous command
+                        by_id[key_of(item.get("id"))] = last_shell  # continues the last one
                         continue
                     record.update(kind="shell", command=command)
                     last_shell = record
@@ -457,13 +463,13 @@ class OpenHandsImporter(Importer):
                     cmd = args.get("command")
                     record.update(
                         kind="write" if cmd == "create" or action == "write" else "edit",
-                        path=args.get("path"),
+                        path=path_of(args.get("path")),
                         created=True if cmd == "create" else None,
                         content=str(args.get("file_text") or args.get("content") or "")[:200]
                         or None,
                     )
                 elif action == "read":
-                    record.update(kind="read", path=args.get("path"))
+                    record.update(kind="read", path=path_of(args.get("path")))
                 else:
                     record.update(
                         kind="other",
@@ -471,11 +477,11 @@ class OpenHandsImporter(Importer):
                             k: v for k, v in args.items() if isinstance(v, str | int | bool)
                         },
                     )
-                by_id[item.get("id")] = record
+                by_id[key_of(item.get("id"))] = record
                 order.append(record)
             elif item.get("observation") is not None:
-                target = by_id.get(item.get("cause"))
-                obs = item.get("observation")
+                target = by_id.get(key_of(item.get("cause")))
+                obs = word(item.get("observation"))
                 if target is None:
                     if obs not in _V0_QUIET:
                         skipped.append(

@@ -1255,3 +1255,48 @@ def test_gemini_chat_save_checkpoint(tmp_path: Path) -> None:
             ("assistant", "One test fails."),
         ]
         assert trace.complete and not trace.skipped
+
+
+# -- values of the wrong type -------------------------------------------------------------
+
+_ODD: list[Any] = [None, 1, -1, 2.5, "", "x", [], {}, [1, "a"], {"a": [None]}, True, 10**30]
+
+
+def _mutated(value: Any, rnd: Any, share: float) -> Any:
+    if rnd.random() < share:
+        return rnd.choice(_ODD)
+    if isinstance(value, dict):
+        return {k: _mutated(v, rnd, share) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_mutated(v, rnd, share) for v in value]
+    return value
+
+
+@pytest.mark.parametrize(
+    "make",
+    [msa_v2_toolcalls, gemini_jsonl, claude_stream, openhands_sdk_current],
+    ids=["mini-swe-agent", "gemini-cli", "claude-code", "openhands"],
+)
+def test_a_value_of_the_wrong_type_is_a_skipped_record_or_one_line(make: Any) -> None:
+    """Any field replaced by a value of another type (seeded, 40 variants per form): each
+    reader either reads the file, reporting what it skipped, or refuses it with one
+    TraceUnreadable line — never a TypeError from deep inside."""
+    import random
+
+    from outcomes.importers.registry import IMPORTERS
+
+    rnd = random.Random(20261207)
+    text = make()
+    try:
+        documents, lines = [json.loads(text)], False
+    except ValueError:
+        documents, lines = [json.loads(x) for x in text.splitlines() if x.strip()], True
+    for _ in range(40):
+        share = rnd.choice([0.02, 0.05, 0.15])
+        changed = [_mutated(d, rnd, share) for d in documents]
+        variant = jsonl(changed) if lines else json.dumps(changed[0])
+        for importer in IMPORTERS.values():
+            try:
+                derive(importer.read(Path("variant"), variant), "r")
+            except TraceUnreadable as exc:
+                assert "\n" not in str(exc)
