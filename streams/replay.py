@@ -7,6 +7,7 @@ becomes a dead letter naming the file and line, and processing goes on.
 from __future__ import annotations
 
 import gc
+import stat
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -68,20 +69,30 @@ def _ids(value: Any) -> tuple[str | None, str | None]:
 
 
 def jsonl_items(path: Path, limits: Limits) -> Iterator[SourceItem]:
-    """Decode a JSONL file line by line; blank lines are skipped."""
+    """Decode a JSONL file line by line; blank lines are skipped. A line is read up to
+    the event size limit: a longer one (a file without newlines) is one `too_large` dead
+    letter holding its start, and reading goes on after its end, in bounded memory."""
     name = str(path)
     max_bytes = limits.max_event_bytes
     loads = orjson.loads
     # A SourceItem built as the tuple it is (its generated __new__ is a Python call).
     item = tuple.__new__
     with path.open("rb") as handle:
-        for number, line in enumerate(handle, start=1):
+        readline = handle.readline
+        number = 0
+        while line := readline(max_bytes + 2):  # the limit, and room for "\r\n"
+            number += 1
             raw = line.rstrip(b"\r\n")
             if not raw or raw.isspace():
                 continue
             if len(raw) > max_bytes:
-                error = InvalidEvent("too_large", f"event of {len(raw)} bytes exceeds {max_bytes}")
-                yield SourceItem(name, number, raw, error=error)
+                size, last = len(line), line
+                while not last.endswith(b"\n") and (last := readline(1 << 20)):
+                    size += len(last)
+                size -= len(last) - len(last.rstrip(b"\r\n"))  # without the line's end
+                message = f"event of {size} bytes exceeds {max_bytes}"
+                error = InvalidEvent("too_large", message)
+                yield SourceItem(name, number, raw[:max_bytes], error=error)
                 continue
             try:
                 value = loads(raw)
@@ -111,8 +122,14 @@ def file_items(path: Path, limits: Limits) -> Iterator[SourceItem]:
     A file named `*.avro` is read as Avro whatever it holds (as `outcomes produce` does),
     so one that is not a container is one `undecodable` dead letter saying so, not a
     dead letter per "line" of binary; any other file is Avro if it starts with the
-    container magic, else JSONL.
+    container magic, else JSONL. A device (`/dev/zero`) is one dead letter saying so; a
+    pipe is read as it comes (`outcomes replay <(…)`).
     """
+    mode = path.stat().st_mode
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):  # /dev/zero would never end
+        message = f"{path}: a device, not a file of events"
+        yield SourceItem(str(path), 1, b"", error=InvalidEvent("undecodable", message))
+        return
     with path.open("rb") as handle:
         magic = handle.read(len(CONTAINER_MAGIC))
     if magic == CONTAINER_MAGIC:

@@ -225,3 +225,27 @@ def test_a_changed_block_count_byte_is_reported_and_loses_nothing(tmp_path: Path
         assert f"block at byte {starts[1]}: declares {changed // 2} records" in lines[0]
         kept = [r for r in records_of(proc.stdout) if r["record"] != "dead_letter"]
         assert kept == records_of(clean.stdout)
+
+
+def test_a_line_past_the_limit_is_read_in_bounded_memory_and_the_next_one_kept(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "long.jsonl"
+    good = SAMPLE.read_text().splitlines()[0]
+    with path.open("wb") as out:
+        out.write(b"0" * (5 * 1024 * 1024) + b"\n")  # 5 MiB, read 1 MiB at a time
+        out.write(good.encode() + b"\n")
+    proc = outcomes("replay", str(path))
+    assert proc.returncode == 1
+    first = proc.stderr.splitlines()[0]
+    assert first == f"{path}:1: too_large: event of {5 * 1024 * 1024} bytes exceeds 1048576"
+    assert "applied 1," in proc.stderr
+
+
+@pytest.mark.timeout(60)
+def test_a_device_is_one_dead_letter_not_an_endless_read() -> None:
+    proc = outcomes("replay", "/dev/zero", timeout=30)
+    assert proc.returncode == 1
+    assert proc.stderr.splitlines()[0] == (
+        "/dev/zero:1: undecodable: /dev/zero: a device, not a file of events"
+    )

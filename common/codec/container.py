@@ -10,6 +10,8 @@ from __future__ import annotations
 import io
 import json
 import mmap
+import os
+import stat
 import zlib
 from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
@@ -147,6 +149,10 @@ def iter_container_events(
         first = stream.read(len(CONTAINER_MAGIC))
         if first != CONTAINER_MAGIC:
             yield ContainerFailure(0, UNDECODABLE, not_a_container(path, first))
+            return
+        if not stat.S_ISREG(os.fstat(stream.fileno()).st_mode):
+            message = f"{path}: an Avro container file is read from a regular file, not a pipe"
+            yield ContainerFailure(0, UNDECODABLE, message)
             return
         with mmap.mmap(stream.fileno(), 0, access=mmap.ACCESS_READ) as data:
             try:
