@@ -380,7 +380,10 @@ TOOLS: tuple[Tool, ...] = (
         "python",
         ("manage.py",),
         sub=("runserver",),
-        effect=_server(r"^Starting development server at https?://\S+.*$"),
+        effect=_server(
+            r"^Starting development server at https?://\S+.*$",
+            r"^Error: That port is already in use\.?$",
+        ),
         source="https://docs.djangoproject.com/en/stable/ref/django-admin/#runserver",
     ),
     Tool(
@@ -572,6 +575,7 @@ TOOLS: tuple[Tool, ...] = (
         "npm scripts",
         "javascript",
         ("npm",),
+        kind="test",
         delegates=True,
         lines=(_NPM_ERROR,),
         source="https://docs.npmjs.com/cli/commands/npm-run-script",
@@ -582,6 +586,7 @@ TOOLS: tuple[Tool, ...] = (
         "yarn scripts",
         "javascript",
         ("yarn",),
+        kind="test",
         delegates=True,
         lines=(_f(r"^error Command failed with exit code \d+\.?\s*$"),),
         source="https://yarnpkg.com/cli/run",
@@ -591,6 +596,7 @@ TOOLS: tuple[Tool, ...] = (
         "pnpm scripts",
         "javascript",
         ("pnpm",),
+        kind="test",
         delegates=True,
         lines=(_f(r"^\s*(?:ERR_PNPM_\w+|ELIFECYCLE)\b.*$"),),
         source="https://pnpm.io/cli/run",
@@ -600,6 +606,8 @@ TOOLS: tuple[Tool, ...] = (
         "bun scripts",
         "javascript",
         ("bun",),
+        kind="test",
+        skip=("test",),
         delegates=True,
         lines=(_f(r'^error: script "\S+" exited with code \d+.*$'),),
         source="https://bun.sh/docs/cli/run",
@@ -783,7 +791,7 @@ TOOLS: tuple[Tool, ...] = (
         effect=_install(
             "the Go module proxy",
             r"^go: (?:added|upgraded|downgraded) \S+ .*$|^go: downloading \S+ .*$",
-            r"^go: .*(?:not found|no matching versions|cannot find|invalid version).*$",
+            r"^go: .*(?:[Nn]ot [Ff]ound|no matching versions|cannot find|invalid version).*$",
             needs_argument=True,
         ),
         source="https://go.dev/ref/mod#go-get",
@@ -1030,7 +1038,11 @@ TOOLS: tuple[Tool, ...] = (
         "ruby",
         ("gem",),
         sub=("push",),
-        effect=_publish("RubyGems", r"^Successfully registered gem: .*$", r"^(?:ERROR|Error).*$"),
+        effect=_publish(
+            "RubyGems",
+            r"^Successfully registered gem: .*$",
+            r"^(?:ERROR|Error|There was a problem saving your gem|Repushing of gem).*$",
+        ),
         source="https://guides.rubygems.org/publishing/",
     ),
     Tool(
@@ -1143,7 +1155,7 @@ TOOLS: tuple[Tool, ...] = (
         lines=(
             _p(r"^Build succeeded\.?.*$"),
             _f(r"^Build FAILED\.?\s*$"),
-            _c(r"^\s*(?P<errors>\d+) Error\(s\)\s*$", final=False),
+            _c(r"^\s*(?P<problems>\d+) Error\(s\)\s*$", final=False),
         ),
         source="https://learn.microsoft.com/dotnet/core/tools/dotnet-build",
     ),
@@ -1332,6 +1344,7 @@ TOOLS: tuple[Tool, ...] = (
             "a hosting provider",
             r"^\s*(?:Deployed \S+ triggers.*|✔\s+Deploy complete!|Hosting URL: https?://\S+|"
             r"https?://\S+\.workers\.dev\S*|Success! - Published to \S+).*$",
+            r"^\s*(?:Error|ERROR|error\b|✘ \[ERROR\]).*$",
         ),
         source="https://developers.cloudflare.com/workers/wrangler/commands/#deploy",
     ),
@@ -1441,7 +1454,7 @@ TOOLS: tuple[Tool, ...] = (
             "mr",
             True,
             "GitLab",
-            _rx(rf"^(?:!\d+ .*\n)?{_URL}/-/merge_requests/\d+\s*$|^✓ Merged!?.*$"),
+            _rx(rf"^\s*{_URL}/-/merge_requests/\d+\s*$|^✓ Merged!?.*$"),
             _rx(r"^(?:ERROR: .*|POST https?://\S+: \d{3} .*|.*\b40[0-9] .*)$"),
         ),
         source="https://gitlab.com/gitlab-org/cli/-/blob/main/docs/source/mr/create.md",
@@ -1516,7 +1529,7 @@ TOOLS: tuple[Tool, ...] = (
             _f(r"^(?:FAILED|ERROR): Build did NOT complete successfully.*$"),
             _c(
                 r"^Executed \d+ out of \d+ tests?: (?:(?P<passed>\d+) tests? pass)?"
-                r".*?(?:(?P<failed>\d+) fails? locally)?.*$"
+                r"(?:.*?(?P<failed>\d+) fails? locally)?.*$"
             ),
         ),
         source="https://bazel.build/docs/user-manual",
@@ -1528,7 +1541,7 @@ TOOLS: tuple[Tool, ...] = (
         sub=("test", "build"),
         kind="test",
         lines=(
-            _p(r"^(?:Build complete!|Test Suite 'All tests' passed at .*)$"),
+            _p(r"^(?:Build complete!.*|Test Suite 'All tests' passed at .*)$"),
             _f(r"^(?:error: fatalError|Test Suite 'All tests' failed at .*|error: .*)$"),
         ),
         source="https://www.swift.org/documentation/package-manager/",
@@ -1580,6 +1593,25 @@ KIND_GROUPS: dict[str, frozenset[str]] = {
     "typecheck": frozenset({"typecheck", "lint"}),
     "format-check": frozenset({"format-check", "lint"}),
 }
+
+
+_INTERPRETERS = re.compile(r"(?:python[\d.]*|php|node|ruby|bash|sh)")
+_SCRIPT_FILE = re.compile(r"[\w./-]*(?:\.py|\.php|\.js|\.rb|\.sh|runtests|artisan)")
+
+
+def invocation(words: tuple[str, ...] | list[str]) -> tuple[str, list[str]]:
+    """The program a command runs and its arguments: `python manage.py test` runs
+    `manage.py`, `php artisan serve` runs `artisan`, `create-next-app@latest` is
+    `create-next-app`."""
+    if not words:
+        return "", []
+    program = words[0].rsplit("/", 1)[-1]
+    args = list(words[1:])
+    if _INTERPRETERS.fullmatch(program) and args and _SCRIPT_FILE.fullmatch(args[0]):
+        program, args = args[0].rsplit("/", 1)[-1], args[1:]
+    if "@" in program[1:]:
+        program = program[0] + program[1:].split("@", 1)[0]
+    return program, args
 
 
 def find_tool(program: str, args: list[str], *, checks: bool) -> Tool | None:
@@ -1653,6 +1685,22 @@ def _effect(tool: Tool) -> str:
     return text.replace("|", "\\|")
 
 
+def _kind(tool: Tool) -> str:
+    if tool.kind is None:
+        return "—"
+    if tool.delegates and tool.programs[0] in {
+        "npm",
+        "yarn",
+        "pnpm",
+        "bun",
+        "make",
+        "just",
+        "task",
+    }:
+        return "by the script's body, else its name"
+    return tool.kind
+
+
 def catalogue_markdown() -> str:
     """docs/tools.md: the catalogue as a table, from this module's data."""
     head = [
@@ -1675,7 +1723,7 @@ def catalogue_markdown() -> str:
         "|---|---|---|---|---|---|---|---|",
     ]
     rows = [
-        f"| {t.name} | {t.ecosystem} | {_recognised(t)} | {t.kind or '—'} | "
+        f"| {t.name} | {t.ecosystem} | {_recognised(t)} | {_kind(t)} | "
         f"{_evidence(t, 'pass') or '—'} | {_evidence(t, 'fail') or '—'} | {_effect(t)} | "
         f"{t.source} |"
         for t in TOOLS

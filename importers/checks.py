@@ -30,6 +30,7 @@ from outcomes.importers.catalogue import (
     Line,
     Tool,
     find_tool,
+    invocation,
     lines_of,
 )
 from outcomes.importers.shell import Simple, split_command
@@ -77,19 +78,15 @@ _MANAGER_COMMANDS = frozenset(
     | {"x", "link", "why", "outdated", "update", "upgrade", "audit", "pack", "login", "info"}
 )
 _RECIPE_RUNNERS = frozenset({"make", "gmake", "just", "task"})
-_PYTHON = re.compile(r"python[\d.]*")
 _WHOLE_TREE = frozenset({"./...", "...", ".", "./"})
 _MAX_DEPTH = 3
 
 
 def check_of(simple: Simple, scripts: Scripts | None = None, _depth: int = 0) -> Check | None:
     """The check `simple` runs, or None for a command that is not a check."""
-    words = list(simple.words)
-    prog, args = simple.program, words[1:]
+    prog, args = invocation(simple.words)
     if _asks_about_itself(args):
         return None  # `pylint --version`, `pytest --help`: the tool reports on itself
-    if _PYTHON.fullmatch(prog) and args and args[0].endswith((".py", "runtests")):
-        prog, args = args[0].rsplit("/", 1)[-1], args[1:]  # `python manage.py test`
     if prog.endswith("runtests.py"):
         prog = "runtests.py"
     known = scripts or Scripts.empty()
@@ -264,15 +261,15 @@ _NUMBER_WORD = re.compile(r"(\d+) ([A-Za-z]+)|([A-Za-z]+): (\d+)")
 
 def _counts(m: re.Match[str], line: Line) -> dict[str, int]:
     named = {k: int(v) for k, v in m.groupdict().items() if v is not None and v.isdigit()}
-    if named or line.result != "count":
+    if line.result != "count":
         return named
     out: dict[str, int] = {}
     for g in _NUMBER_WORD.finditer(m.group(0)):
         number, word = (g.group(1), g.group(2)) if g.group(1) else (g.group(4), g.group(3))
         key = _COUNT_WORDS.get(word.lower())
-        if key is not None:
+        if key is not None and key not in named:
             out[key] = out.get(key, 0) + int(number)
-    return out
+    return {**out, **named}
 
 
 def _tests(counts: Mapping[str, int]) -> int | None:
@@ -295,6 +292,8 @@ def _hits(output: str, lines: Sequence[tuple[str, Line]]) -> list[_Hit]:
                 counts = {"total": 0}
             else:
                 result = line.result
+            if BY_NAME[tool].kind not in {"test", None}:
+                counts = {}  # a linter's or a build's numbers count problems, not tests
             found.append(_Hit(m.start(), tool, line, m.group(0).strip(), result, counts))
     found.sort(key=lambda h: h.at)
     return found

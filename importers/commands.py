@@ -116,9 +116,20 @@ def read_command(
     text = output or ""
     summaries = shared_summaries(text, [c for _, c in found]) if text and found else []
     checks: list[tuple[Check, Verdict]] = []
+    stopped = False  # an earlier check of an `&&` chain failed: what follows did not run
     for position, (index, check) in enumerate(found):
         simple = simples[index]
         status = None if simple.piped_out or simple.background else statuses[index]
         summary = summaries[position] if summaries else None
+        if stopped and summary is None:
+            status = None  # the line's status is the failed check's, not this one's
         checks.append((check, verdict(check, summary, status, text, timed_out=timed_out)))
+        if summary is not None and summary.result == "fail" and _chained(simples, index):
+            stopped = True
     return CommandReading(tuple(checks), tuple(effects))
+
+
+def _chained(simples: tuple[Simple, ...], index: int) -> bool:
+    """Is `simples[index]` joined to the end of the line by `&&` (and pipes) alone?"""
+    stages = [s.then for s in simples[index:-1]]
+    return bool(stages) and all(t in {"&&", "|", "|&"} for t in stages) and "&&" in stages

@@ -25,7 +25,7 @@ import re
 from dataclasses import dataclass
 from typing import Literal
 
-from outcomes.importers.catalogue import TOOLS, EffectSpec, Tool, find_tool
+from outcomes.importers.catalogue import TOOLS, EffectSpec, Tool, find_tool, invocation
 from outcomes.importers.checks import Scripts
 from outcomes.importers.shell import Simple, split_command
 
@@ -497,8 +497,9 @@ def _spec_effects(
     args: list[str] | None = None,
 ) -> list[Effect]:
     """The effect of a catalogue row `simple` runs, read by the row's own lines."""
-    prog = program or simple.program
-    words = args if args is not None else list(simple.words[1:])
+    if program is None or args is None:
+        program, args = invocation(simple.words)
+    prog, words = program, args
     tool = find_tool(prog, words, checks=False)
     if tool is None or tool.effect is None or tool.name in _OWN_READERS:
         return []

@@ -117,7 +117,7 @@ class _Scanner:
                 if not truncated:
                     raise
                 # the cap cut the line inside a quote: the word runs to the cap
-                self.add(text[start:])
+                self.add(text[start + 1 :] if text[start] in {"'", '"'} else text[start:])
                 self.i = n
         self.end_word()
 

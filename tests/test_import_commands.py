@@ -8,6 +8,7 @@ from __future__ import annotations
 import pytest
 
 from outcomes.importers.commands import (
+    Scripts,
     check_of,
     read_command,
     split_command,
@@ -260,3 +261,129 @@ def test_a_check_is_focused_when_it_names_particular_tests(line: str, focused: b
     (simple,) = split_command(line)
     check = check_of(simple)
     assert check is not None and check.focused is focused
+
+
+def test_a_chain_of_piped_checks_reads_each_tools_own_summary() -> None:
+    line = "npm run lint 2>&1 | tail -20 && npm run build | tail -5"
+    out = (
+        "> app@0.1.0 lint\n> next lint\n\n✔ No ESLint warnings or errors\n"
+        "> app@0.1.0 build\n> next build\n\n ✓ Compiled successfully\n"
+        " ✓ Generating static pages (5/5)\n"
+    )
+    assert checks(line, out, 0) == [
+        ("npm run lint", "pass", 1),
+        ("npm run build", "pass", 1),
+    ]
+    # the linter failed, the build passed: each keeps its own line
+    failing = (
+        "> app lint\n> eslint .\n\n✖ 2 problems (2 errors, 0 warnings)\n"
+        "> app build\n✓ built in 1.10s\n"
+    )
+    assert [r for _, r, _ in checks(line, failing, 0)] == ["fail", "pass"]
+    # no summary of the linter's and no status of its own: indeterminate, as ever
+    silent = "> app build\n> vite build\n✓ built in 1.10s\n"
+    assert [r for _, r, _ in checks(line, silent, 0)] == ["indeterminate", "pass"]
+
+
+def test_a_silent_linter_before_and_and_passed_when_the_line_did() -> None:
+    # without pipes, a command joined by `&&` exited 0 when the whole line did
+    line = "npx eslint src && npx tsc --noEmit && npm run build"
+    assert [r for _, r, _ in checks(line, "> app build\n✓ built in 1.1s", 0)] == ["pass"] * 3
+    # after `;` or `||` nothing is known of the earlier command
+    assert [r for _, r, _ in checks("npx eslint src; npx tsc --noEmit", "", 0)] == [
+        "indeterminate",
+        "pass",
+    ]
+    # the type check's own line shows it failed: the build after `&&` never ran, so the
+    # line's status is not the build's
+    assert [r for _, r, _ in checks(line, "src/a.ts(1,1): error TS2304: x", 2)] == [
+        "indeterminate",
+        "fail",
+        "indeterminate",
+    ]
+    # with no line of its own a failure is the last command's, as the status says
+    assert [r for _, r, _ in checks(line, "", 2)] == ["indeterminate", "indeterminate", "fail"]
+
+
+def test_two_runs_of_one_runner_in_a_line_each_take_their_own_summary() -> None:
+    out = "===== 3 passed in 0.10s =====\n===== 1 failed, 2 passed in 0.20s ====="
+    assert checks("pytest tests/a; pytest tests/b", out, 1) == [
+        ("pytest tests/a", "pass", 3),
+        ("pytest tests/b", "fail", 3),
+    ]
+
+
+@pytest.mark.parametrize(
+    ("line", "out"),
+    [
+        ("git commit -am 'Fix'", "[detached HEAD 1a2b3c4] Fix\n 1 file changed"),
+        ("git --no-pager commit -m 'Fix'", "[feature/parser 1a2b3c4] Fix\n 1 file changed"),
+        ("git commit -m 'Init'", "[main (root-commit) 1a2b3c4] Init\n 3 files changed"),
+        ("git add -A && git commit -m x | cat", "[main 1a2b3c4] x\n 1 file changed"),
+    ],
+)
+def test_a_commit_line_in_the_output_is_a_completed_local_commit(line: str, out: str) -> None:
+    (effect,) = [e for e in read_command(line, out, None).effects if e.kind == "commit"]
+    assert (effect.effect_class, effect.outcome, effect.receipt) == (
+        "write",
+        "completed",
+        "1a2b3c4",
+    )
+
+
+def test_package_scripts_are_read_through_their_body() -> None:
+    scripts = Scripts(
+        {"verify": "tsc --noEmit && eslint .", "dev": "vite", "fmt": "prettier --check ."}, {}
+    )
+    ((check, verdict),) = read_command(
+        "npm run verify",
+        "src/a.ts(1,1): error TS2304: Cannot find name 'x'.",
+        None,
+        scripts=scripts,
+    ).checks
+    assert (check.kind, verdict.result) == ("typecheck", "fail")
+    assert "tsc" in check.tools and "eslint" in check.tools
+    ((fmt, _),) = read_command("npm run fmt", "", 0, scripts=scripts).checks
+    assert fmt.kind == "format-check"
+    # the same name without its body is no check: `verify` is a check name, `dev` is not
+    assert read_command("npm run dev", "", None, scripts=Scripts.empty()).checks == ()
+    served = read_command(
+        "npm run dev",
+        "  VITE v5.0.0  ready in 300 ms\n  ➜  Local:   http://localhost:5173/",
+        None,
+        scripts=scripts,
+    )
+    assert [(e.effect_class, e.outcome) for e in served.effects] == [("service", "completed")]
+
+
+def test_recipes_are_read_through_the_makefile() -> None:
+    scripts = Scripts({}, {"all": "pytest -q", "serve": "python -m http.server"})
+    ((check, verdict),) = read_command("make all", "2 passed in 0.1s", None, scripts=scripts).checks
+    assert (check.kind, verdict.result, verdict.tests_executed) == ("test", "pass", 2)
+    assert read_command("make serve", "", None, scripts=scripts).checks == ()
+
+
+def test_starting_a_dev_server_is_a_local_service_effect() -> None:
+    started = read_command("npm run dev", "  ➜  Local:   http://localhost:5173/", None)
+    assert [(e.effect_class, e.outcome, e.consequential) for e in started.effects] == [
+        ("service", "completed", False)
+    ]
+    quiet = read_command("npm start", "", None)
+    assert [(e.effect_class, e.outcome) for e in quiet.effects] == [("service", "unknown")]
+
+
+def test_scaffolders_and_dependency_installs_are_install_effects() -> None:
+    out = (
+        "Creating a new React app in /w/app.\n\nadded 1480 packages in 40s\n\n"
+        "Success! Created app at /w/app"
+    )
+    made = read_command("npx create-react-app app", out, 0)
+    assert [(e.effect_class, e.kind, e.outcome) for e in made.effects] == [
+        ("install", "scaffold", "completed")
+    ]
+    deps = read_command("npm ci", "added 120 packages in 3s", 0)
+    assert [(e.effect_class, e.outcome) for e in deps.effects] == [("install", "completed")]
+    assert (
+        read_command("pip install", "ERROR: You must give at least one requirement", 1).effects
+        == ()
+    )

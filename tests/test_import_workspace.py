@@ -45,7 +45,7 @@ def test_a_step_that_changes_a_listed_path_makes_it_sensitive_again() -> None:
     assert sensitive(inv) == {"app.py": ("modified", True)}
 
 
-def shell(n: int, command: str, output: str = "", exit_code: int = 0) -> ToolCall:
+def shell(n: int, command: str, output: str = "", exit_code: int | None = 0) -> ToolCall:
     return ToolCall(
         f"c{n}",
         "bash",
@@ -139,3 +139,32 @@ def test_a_restore_then_the_same_edit_makes_an_earlier_check_eligible_again() ->
     }
     final = next(e for e in events if e["type"] == "finalize.requested")
     assert snapshots[receipt["candidate_snapshot"]] == snapshots[final["candidate_snapshot"]]
+
+
+def test_a_package_script_is_read_through_the_package_json_the_trace_showed() -> None:
+    package = (
+        '{\n  "name": "app",\n  "scripts": {\n'
+        '    "verify": "tsc --noEmit",\n    "dev": "vite"\n  }\n}'
+    )
+    numbered = "\n".join(f"{i:>6}→{line}" for i, line in enumerate(package.splitlines(), 1))
+    read = ToolCall("c0", "Read", "read", "step 0", 0, path="/repo/package.json", output=numbered)
+    before = shell(1, "npm run verify", "", 0)
+    steps = [before, read, shell(2, "npm run verify", "src/a.ts(1,1): error TS2304: x", 2)]
+    trace = Trace("test", "agent", "t.json", (*steps, Finish("end", 99)), root="/repo")
+    got = [
+        (e["label"], e["result"])
+        for e in derive(trace, "run-1")
+        if e["type"] == "verification.receipt"
+    ]
+    # before the file was seen `verify` is read by its name (a check name); after, by its body
+    assert got == [("npm run verify", "pass"), ("npm run verify", "fail")]
+
+
+def test_a_makefile_printed_by_cat_names_what_a_recipe_runs() -> None:
+    makefile = "all: lint\n\nlint:\n\truff check .\n\nserve:\n\tpython -m http.server\n"
+    steps = [
+        shell(1, "cat Makefile", makefile, 0),
+        shell(2, "make all", "All checks passed!", None),
+        shell(3, "make serve", "", 0),
+    ]
+    assert receipts(steps) == [("make all", "pass")]
