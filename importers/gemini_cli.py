@@ -27,8 +27,11 @@ output wins.
 The stream (`gemini -p … --output-format stream-json`) is JSONL: `init`, `message`
 (`role`, `content`, `delta` for streamed chunks: consecutive chunks are one message),
 `tool_use` (`tool_name`, `tool_id`, `parameters`), `tool_result` (`tool_id`, `status`,
-`output`, `error`) and `result`, which closes a session's answer. It records no exit
-statuses. A file may hold several sessions (`init` again); they continue one run.
+`output`, `error`) and `result`, which closes a session's answer. A shell result's
+`output` is what the shell tool displays: the command's output, with no status; when
+the command printed nothing, `Command exited with code: N` for a non-zero status, and
+nothing at all for exit 0. A file may hold several sessions (`init` again); they
+continue one run.
 """
 
 from __future__ import annotations
@@ -165,6 +168,27 @@ def _result(record: dict[str, Any], output: str, failed: bool) -> None:
             record["created"] = True
         elif re.search(r"overwrote file", output):
             record["created"] = False
+
+
+_EXITED = re.compile(r"^Command exited with code: (-?\d+)\s*$")
+
+
+def _displayed_status(output: object, failed: bool) -> int | None:
+    """A stream's shell exit status, from what the shell tool displays (the stream's
+    `output`): the tool shows the command's output, or — when there was none — `Command
+    exited with code: N` for a non-zero status, a signal, a failure or a cancellation,
+    and nothing at all only for a clean exit 0. So an empty display is 0, that line is
+    N, anything else (output, which carries no status) is unknown. Debug mode shows the
+    full result text instead, read as the recording's."""
+    if not isinstance(output, str) or failed:
+        return None
+    if output == "":
+        return 0
+    if (m := _EXITED.match(output)) is not None:
+        return int(m.group(1))
+    if output.lstrip().startswith(("Output: ", "Command: ", "<untrusted_context>")):
+        return shell_result(output)[1]
+    return None
 
 
 def _response_text(parts: object) -> str | None:
@@ -503,9 +527,12 @@ class GeminiCliImporter(Importer):
                     continue
                 output = row.get("output")
                 error = row.get("error")
+                failed = word(row.get("status")) == "error"
                 if output is None and isinstance(error, dict):
                     output = error.get("message")
-                _result(found, str(output or ""), row.get("status") == "error")
+                _result(found, str(output or ""), failed)
+                if found["kind"] == "shell":
+                    found["exit_code"] = _displayed_status(row.get("output"), failed)
                 found["finished_at"] = at
                 delta_open = False
             elif kind == "result":

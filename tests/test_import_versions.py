@@ -1300,3 +1300,38 @@ def test_a_value_of_the_wrong_type_is_a_skipped_record_or_one_line(make: Any) ->
                 derive(importer.read(Path("variant"), variant), "r")
             except TraceUnreadable as exc:
                 assert "\n" not in str(exc)
+
+
+def test_gemini_stream_shell_status_from_what_the_tool_displays(tmp_path: Path) -> None:
+    """stream-json's `output` is the shell tool's display: the output (no status), or for
+    a command that printed nothing `Command exited with code: N`, or nothing for exit 0."""
+
+    def pair(n: int, command: str, output: str | None, status: str = "success") -> list[Any]:
+        result: dict[str, Any] = {"type": "tool_result", "tool_id": f"t{n}", "status": status}
+        if output is not None:
+            result["output"] = output
+        use = {
+            "type": "tool_use",
+            "tool_name": "run_shell_command",
+            "tool_id": f"t{n}",
+            "parameters": {"command": command},
+        }
+        return [use, result]
+
+    rows = [
+        {"type": "init", "session_id": "s", "model": "m"},
+        {"type": "message", "role": "user", "content": "lint it"},
+        *pair(1, "npm run lint", ""),
+        *pair(2, "npm run typecheck", "Command exited with code: 2"),
+        *pair(3, "npm test", "Tests: 3 passed"),
+        *pair(4, "npm run build", None),
+        *pair(5, "sleep 9", "Command terminated by signal: SIGTERM"),
+    ]
+    trace = read_trace(write(tmp_path, "stream.jsonl", jsonl(rows)))
+    assert [(c.command, c.exit_code) for c in calls(trace)] == [
+        ("npm run lint", 0),
+        ("npm run typecheck", 2),
+        ("npm test", None),
+        ("npm run build", None),
+        ("sleep 9", None),
+    ]
