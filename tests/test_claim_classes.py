@@ -405,3 +405,36 @@ def test_a_long_run_of_dotted_names_is_still_read() -> None:
     text = "a.b.c.d.e.f.g.h.i.j.k.l." * 400
     assert sentences(text)[-1].end == len(text)
     assert sentences("a@b@c@ " * 1000 + "Done.")[-1].end > 0
+
+
+# -- plans under a heading; robustness -----------------------------------------------------
+
+
+def test_items_under_a_heading_of_what_is_left_are_plans() -> None:
+    text = (
+        "## Next steps\n\n- Email sent to the vendor once approved\n- Staging deployed after "
+        "review\n- Share it: your game is now live\n\n### TODO\n- Booking confirmed with the "
+        "hotel\n\n## Test plan\n\n- [x] Unit tests pass\n\n## Done\n\n- Invoice emailed to "
+        "the client\n"
+    )
+    assert asserted(text) == [
+        ("effect", "your game is now live"),
+        ("verification", "Unit tests pass"),
+        ("completion", "Done"),
+        ("effect", "Invoice emailed"),
+    ]
+
+
+MESSAGES = [
+    "Deployed to Netlify.\n\nYour site is now live",
+    "## Summary\n\n- Booking confirmed\n- Tests: 12/12 passed\n\nThe app is live",
+    "I've rescheduled your appointment to Thursday at 10:30 and sent a confirmation to "
+    "dr.lee@example.com. Resolves #12",
+]
+
+
+@pytest.mark.parametrize("text", MESSAGES)
+def test_every_prefix_of_a_message_is_read(text: str) -> None:
+    # a message may end anywhere: mid-sentence, with no stop, right after a state word
+    for cut in range(1, len(text) + 1):
+        scan(text[:cut])

@@ -68,7 +68,8 @@ class Found:
 
 def _spans(sentence: Sentence, cand: Candidate) -> tuple[int, int]:
     toks = sentence.tokens
-    return toks[cand.lo].start, toks[cand.hi].end
+    # (a rule that reaches one word past the head stops at the sentence's last token)
+    return toks[cand.lo].start, toks[min(cand.hi, len(toks) - 1)].end
 
 
 def _clause_span(sentence: Sentence, words: Sequence[str], h: int) -> Span:

@@ -554,7 +554,8 @@ def _live(words: Sequence[str], h: int, w: str, prior: Use | None) -> Candidate 
     )
     if w == "live" and use.how not in ("aux", "coord") and not (use.how == "np" and on_host):
         return None
-    return _built("effect", "live", use, h, h + 1)
+    return _built("effect", "live", use, h, min(h + 1, len(words) - 1))  # ("… is now live"
+    # may end the text with no stop)
 
 
 def _effect_or_record(words: Sequence[str], h: int, w: str, prior: Use | None) -> Candidate | None:

@@ -91,6 +91,15 @@ def blocker(
     in_parens = _in_parens(words, h)
     if _plan_label(words, h):
         return "hypothetical"  # "Next: deploy to staging and confirm the site is live"
+    if (
+        sentence.role == "item"
+        and sentence.section
+        and _plan_section(sentence.section)
+        and NOW_ADVERBS.isdisjoint(present)
+    ):
+        # an item under "## Next steps", "### TODO", "## What's left" (not one that says
+        # what holds now: "Share it: your game is now live")
+        return "hypothetical"
     first = _first_word(words)
     if first is not None and words[first] == "to":
         # "To verify, run the tests and confirm they pass": a purpose phrase before the
@@ -666,6 +675,27 @@ _PLAN_LABELS |= frozenset({"recommendation", "recommendations", "suggestion", "s
 
 
 _INSTRUCTION_LABELS = frozenset({"how", "to", "steps", "instructions", "usage", "manually"})
+
+
+# Headings of what is still to do: the items under them are plans, not reports.
+_PLAN_SECTIONS = frozenset(
+    {"next", "todo", "to-do", "todos", "remaining", "follow-up", "follow-ups", "followup"}
+    | {"followups", "recommendations", "recommended", "suggestions", "suggested", "plan"}
+    | {"planned", "pending", "outstanding", "future", "left", "roadmap", "proposed"}
+)
+
+
+def _plan_section(section: str) -> bool:
+    words = re.findall(r"[a-z][a-z'-]*", section)
+    # (a "Test plan" lists the checks made: its ticked items are reports)
+    return (
+        not _PLAN_SECTIONS.isdisjoint(words[:4])
+        and "done" not in words
+        and _CHECK_WORDS.isdisjoint(words)
+    )
+
+
+_CHECK_WORDS = frozenset({"test", "tests", "testing", "verification", "validation", "qa"})
 
 
 def _instruction_after_label(words: Sequence[str], h: int) -> bool:
