@@ -45,6 +45,9 @@ class Line:
     result: LineResult
     final: bool = True
     per_unit: bool = False
+    # a literal every match contains (its fixed prefix), so a text without it is skipped
+    # by one substring search instead of a scan per pattern
+    hint: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -99,20 +102,86 @@ class Tool:
         return not self.needs or any(a.split("=")[0] in self.needs for a in args)
 
 
+_META = frozenset(".^$*+?{}[]()|\\")
+_ESCAPED_LITERAL = frozenset(".^$*+?{}[]()|\\-/:!#=<>\"' ")
+
+
+def literal_prefix(pattern: str) -> str:
+    """The fixed text every match of `pattern` starts with, after `^` and optional
+    leading blanks or rules (`^\\s*`, `^=*`): "" when it starts with anything else."""
+    i = 0
+    for lead in ("^", "\\s*", "=*", "\\s*", "=*"):
+        if pattern.startswith(lead, i):
+            i += len(lead)
+    out: list[str] = []
+    while i < len(pattern):
+        c = pattern[i]
+        if c == "\\" and i + 1 < len(pattern) and pattern[i + 1] in _ESCAPED_LITERAL:
+            out.append(pattern[i + 1])
+            i += 2
+        elif c in _META:
+            if c in "*?{" and out:
+                out.pop()  # the character before an optional quantifier may be absent
+            break
+        else:
+            out.append(c)
+            i += 1
+    return "".join(out)
+
+
+def required_literal(pattern: str) -> str:
+    """The longest fixed text every match of `pattern` contains, read outside groups and
+    classes ("" when the pattern has a top-level `|`, or no such text of 3 characters)."""
+    runs: list[str] = []
+    run: list[str] = []
+    depth = 0
+    i = 0
+    while i < len(pattern):
+        c = pattern[i]
+        if c == "\\" and i + 1 < len(pattern):
+            literal = pattern[i + 1] in _ESCAPED_LITERAL and depth == 0
+            piece, i = (pattern[i + 1] if literal else None), i + 2
+        elif c == "[":
+            close = pattern.find("]", i + 2)
+            piece, i = None, (close + 1 if close > 0 else len(pattern))
+        elif c in "()":
+            depth += 1 if c == "(" else -1
+            piece, i = None, i + 1
+        elif c == "|" and depth == 0:
+            return ""
+        else:
+            piece, i = (c if depth == 0 and c not in _META else None), i + 1
+        if i < len(pattern) and pattern[i] in "*?{" and piece is not None:
+            piece = None  # optional: not required
+        if piece is None:
+            runs.append("".join(run))
+            run = []
+        else:
+            run.append(piece)
+    runs.append("".join(run))
+    best = max(runs, key=len)
+    return best if len(best) >= 3 else ""
+
+
+def _line(pattern: str, result: LineResult, final: bool = True, per_unit: bool = False) -> Line:
+    hint = literal_prefix(pattern) or required_literal(pattern)
+    return Line(re.compile(pattern, re.M), result, final, per_unit, hint)
+
+
 def _p(pattern: str, final: bool = True, per_unit: bool = False) -> Line:
-    return Line(re.compile(pattern, re.M), "pass", final, per_unit)
+    return _line(pattern, "pass", final, per_unit)
 
 
 def _f(pattern: str, final: bool = True, per_unit: bool = False) -> Line:
-    return Line(re.compile(pattern, re.M), "fail", final, per_unit)
+    return _line(pattern, "fail", final, per_unit)
 
 
 def _c(pattern: str, final: bool = True, per_unit: bool = False) -> Line:
-    return Line(re.compile(pattern, re.M), "count", final, per_unit)
+    return _line(pattern, "count", final, per_unit)
 
 
 def _n(pattern: str) -> Line:
-    return Line(re.compile(pattern, re.M), "none")
+    return _line(pattern, "none")
 
 
 def _rx(pattern: str) -> re.Pattern[str]:

@@ -282,6 +282,8 @@ def _tests(counts: Mapping[str, int]) -> int | None:
 def _hits(output: str, lines: Sequence[tuple[str, Line]]) -> list[_Hit]:
     found: list[_Hit] = []
     for tool, line in lines:
+        if line.hint and line.hint not in output:
+            continue
         for m in line.pattern.finditer(output):
             counts = _counts(m, line)
             if line.result == "count":
