@@ -843,7 +843,20 @@ def test_a_token_is_checked_before_the_body_is_read() -> None:
         ]
         reply = exchange(server.address, request_bytes("POST", "/v1/traces", good, body))
         assert reply.status == 200
-    assert sink.events == events_of(run.request())
+        assert sink.events == events_of(run.request())
+        # The real exporter, with the header its users set (OTEL_EXPORTER_OTLP_HEADERS).
+        url = f"http://127.0.0.1:{server.address[1]}/v1/traces"
+        for token, result in (
+            ("s3cret", SpanExportResult.SUCCESS),
+            ("x", SpanExportResult.FAILURE),
+        ):
+            exporter = OTLPSpanExporter(
+                endpoint=url, headers={"Authorization": f"Bearer {token}"}, timeout=10
+            )
+            try:
+                assert exporter.export(run.finished()) == result
+            finally:
+                exporter.shutdown()
 
 
 def test_slow_senders_are_cut() -> None:
