@@ -7,10 +7,11 @@ carry `message.content`: text, `tool_use` blocks (id, name, input) from the assi
 tool's structured result in the line's `toolUseResult`. Lines also carry `sessionId`,
 `timestamp`, `cwd`, `version` (the writer's version: 1.0.x, 2.0.x, 2.1.x) and
 `isSidechain` (subagent work: its tool calls changed the workspace too, its messages are
-not the run's). `isMeta` user lines (hook feedback, command caveats) are not the user's
-request. Other line types (`summary`, `system`, `file-history-snapshot`,
-`queue-operation`, `progress`, …) hold no step, except a `progress` line that carries a
-subagent's message (`data.message`), read as sidechain work. Newer content blocks: the
+not the run's). `isMeta` user lines (hook feedback, command caveats) and the summary a
+compaction leaves (`isCompactSummary`) are not the user's request. Other line types
+(`summary`, `system`, `file-history-snapshot`, `queue-operation`, `progress`, …) hold no
+step, except a `progress` line that carries a subagent's message (`data.message`), read
+as sidechain work. Newer content blocks: the
 API's own tools (`server_tool_use` with its `web_search_tool_result` /
 `web_fetch_tool_result` / `*_tool_result`), MCP connector blocks (`mcp_tool_use`,
 `mcp_tool_result`) are tool calls and results like `tool_use`/`tool_result`; `thinking`,
@@ -143,6 +144,12 @@ _QUIET_BLOCKS = {"thinking", "redacted_thinking", "image", "document"}
 _CALL_BLOCKS = {"tool_use", "server_tool_use", "mcp_tool_use"}
 
 
+def _not_said(row: dict[str, Any]) -> bool:
+    """A user line the user did not write: hook feedback and caveats (`isMeta`), the
+    summary a compaction leaves (`isCompactSummary`)."""
+    return bool(row.get("isMeta") or row.get("isCompactSummary"))
+
+
 def _is_result_block(btype: object) -> bool:
     return isinstance(btype, str) and btype.endswith("tool_result")
 
@@ -222,7 +229,7 @@ class ClaudeCodeImporter(Importer):
                 continue
             content = message.get("content")
             if isinstance(content, str):
-                if kind == "user" and not side and not row.get("isMeta"):
+                if kind == "user" and not side and not _not_said(row):
                     order.append(Message("user", content, at, where))
                 elif kind == "assistant" and not side:
                     order.append(Message("assistant", content, at, where))
@@ -250,7 +257,7 @@ class ClaudeCodeImporter(Importer):
                         order[-1] = Message(
                             "assistant", previous.text + "\n\n" + body, at, previous.where
                         )
-                    elif kind == "user" and row.get("isMeta"):
+                    elif kind == "user" and _not_said(row):
                         pass
                     else:
                         order.append(Message(role(kind), body, at, where))

@@ -1335,3 +1335,23 @@ def test_gemini_stream_shell_status_from_what_the_tool_displays(tmp_path: Path) 
         ("npm run build", None),
         ("sleep 9", None),
     ]
+
+
+def test_claude_code_a_compaction_summary_is_not_the_request(tmp_path: Path) -> None:
+    base = {"sessionId": "s", "cwd": WORK, "version": "2.1.90", "timestamp": "2026-03-01T10:00:00Z"}
+    summary = "This session is being continued from a previous conversation. Summary: …"
+    rows = [
+        {
+            **base,
+            "type": "user",
+            "isCompactSummary": True,
+            "message": {"role": "user", "content": summary},
+        },
+        {
+            **base,
+            "type": "user",
+            "message": {"role": "user", "content": [{"type": "text", "text": "Now add docs."}]},
+        },
+    ]
+    trace = read_trace(write(tmp_path, "c.jsonl", jsonl(rows)))
+    assert messages(trace, "user") == ["Now add docs."]
