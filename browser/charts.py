@@ -42,6 +42,7 @@ class _Spec:
     title: str
     about: str
     sql: str
+    columns: tuple[str, ...]
     draw: Callable[[str, Sequence[tuple[Any, ...]]], str]
 
 
@@ -68,7 +69,7 @@ def stacked_bars(title: str, rows: Sequence[tuple[Any, ...]]) -> str:
     bar = max(min(step * 0.7, 48), 2)
     parts = [_axis(left, top_pad, plot_w, plot_h, top)]
     for i, x in enumerate(xs):
-        y = top_pad + plot_h
+        y: float = top_pad + plot_h
         for r in (r for r in rows if r[0] == x):
             h = float(r[2]) / top * plot_h
             y -= h
@@ -154,6 +155,7 @@ SPECS: tuple[_Spec, ...] = (
 FROM current_accounts
 GROUP BY day, status
 ORDER BY day, status""",
+        ("day", "status", "runs"),
         stacked_bars,
     ),
     _Spec(
@@ -166,6 +168,7 @@ FROM current_claim_verdicts
 WHERE verdict = 'contradicted'
 GROUP BY claim_kind
 ORDER BY contradicted DESC, claim_kind""",
+        ("claim_kind", "contradicted"),
         bars,
     ),
     _Spec(
@@ -186,6 +189,7 @@ ORDER BY contradicted DESC, claim_kind""",
     FROM current_claim_verdicts
 )
 ORDER BY at = 'now', at""",
+        ("at", "share"),
         bars,
     ),
     _Spec(
@@ -198,6 +202,7 @@ WHERE predicate_kind = 'check' AND required AND state != 'satisfied'
   AND (run_id, revision) IN (SELECT run_id, revision FROM current_accounts)
 GROUP BY reason
 ORDER BY checks DESC, reason""",
+        ("reason", "checks"),
         bars,
     ),
     _Spec(
@@ -214,6 +219,7 @@ ORDER BY checks DESC, reason""",
     LIMIT 48
 )
 ORDER BY hour""",
+        ("hour", "supersessions"),
         lambda title, rows: stacked_bars(title, [(r[0], "supersessions", r[1]) for r in rows]),
     ),
 )
@@ -223,9 +229,9 @@ def fleet(session: Session) -> list[Chart]:
     """Every chart, each from its own query."""
     out = []
     for spec in SPECS:
-        rows, columns = session.named_rows(spec.sql)
+        rows = session.rows(spec.sql)
         out.append(
-            Chart(spec.slug, spec.title, spec.about, spec.sql, columns, rows,
+            Chart(spec.slug, spec.title, spec.about, spec.sql, spec.columns, rows,
                   spec.draw(spec.title, rows))
         )  # fmt: skip
     return out

@@ -8,6 +8,8 @@ from collections.abc import Mapping
 from datetime import UTC, datetime
 from typing import Any
 
+from starlette.datastructures import QueryParams
+
 from outcomes.browser.queries import CONTRADICTED, MAX_SEARCH, STATUSES, RunFilter
 from outcomes.common.door import Refusal
 from outcomes.reports.model import RunView
@@ -45,7 +47,7 @@ def when(value: Any) -> str:
 # -- the URL -----------------------------------------------------------------------------------
 
 
-def run_filter(params: Mapping[str, str] | Any) -> RunFilter:
+def run_filter(params: QueryParams) -> RunFilter:
     """The runs table's view from its query parameters; a value no view has is refused
     (400), so a URL always means one thing."""
     status = tuple(dict.fromkeys(v for v in params.getlist("status") if v))

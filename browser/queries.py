@@ -19,11 +19,9 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 
 import orjson
-from clickhouse_connect.driver.exceptions import Error as DriverError
 
 from outcomes.reports.model import RunView
 from outcomes.sinks import clickhouse
-from outcomes.sinks.exceptions import QueryFailed
 from outcomes.sinks.query import session_settings, set_statements
 from outcomes.sinks.runs import _VERDICT_COLUMNS, _verdict
 
@@ -77,28 +75,10 @@ class Session:
         return self._conn.table(name)
 
     def rows(self, sql: str, parameters: Mapping[str, Any] | None = None) -> list[tuple[Any, ...]]:
-        """The rows of one SELECT; a refusal or failure is `QueryFailed`, one line."""
+        """The rows of one SELECT; a refusal or failure is `ClickHouseUnavailable`, one
+        line."""
         with self._lock:
-            try:
-                result = self._conn.client.query(
-                    sql, parameters=dict(parameters or {}), settings=self._settings
-                )
-            except DriverError as exc:
-                raise QueryFailed(
-                    f"ClickHouse refused: {' '.join(str(exc).split())[:500]}"
-                ) from exc
-        return [tuple(r) for r in result.result_rows]
-
-    def named_rows(self, sql: str) -> tuple[list[tuple[Any, ...]], tuple[str, ...]]:
-        """The rows of one parameter-free SELECT and its column names."""
-        with self._lock:
-            try:
-                result = self._conn.client.query(sql, settings=self._settings)
-            except DriverError as exc:
-                raise QueryFailed(
-                    f"ClickHouse refused: {' '.join(str(exc).split())[:500]}"
-                ) from exc
-        return [tuple(r) for r in result.result_rows], tuple(result.column_names)
+            return self._conn.rows(sql, parameters, self._settings)
 
     def close(self) -> None:
         clickhouse.close(self._conn)
