@@ -232,6 +232,8 @@ NOT_ASSERTED = [
     ("The QA agent reports all 120 tests pass.", "reported"),
     ("Subagent output: Phase 2 complete.", "reported"),
     ("Sarah replied that the contract was signed.", "reported"),
+    ("Another agent opened PR #12.", "reported"),
+    ("The other agent has completed phase 2.", "reported"),
     ("Phase 1 of 3 complete; phase 2 is in progress.", "progress"),
     # a heading that titles the list under it
     ("### Cancelled bookings", "title"),
@@ -259,6 +261,8 @@ def test_not_the_texts_own_voice(text: str, blocker: str) -> None:
         "The dev server is still running on port 3000.",
         "The preview server is now running.",
         "Per your request, I deployed the site to Netlify.",
+        "All other tests pass.",
+        "The agent has completed the task.",
         "The cache now handles 500 requests per second and all tests pass.",
     ],
 )

@@ -162,7 +162,7 @@ def blocker(
     if (
         cand.use is not None
         and cand.use.subject[-1:]
-        and cand.use.subject[-1] in OTHER_PARTIES
+        and (cand.use.subject[-1] in OTHER_PARTIES or _another_doer(cand.use.subject))
         and not any(x in BE for x in cand.use.aux)  # "the customer has been notified"
     ):
         return "reported"
@@ -591,6 +591,19 @@ def _hypothetical(
         if w == "to" and x == skip_adverbs(words, h - 1, 0) and not words[h].endswith("ed"):
             return "hypothetical"  # "to complete the task"
     return None
+
+
+# Doers that, with "another" or "other", are not the writer: "Another agent opened the
+# PR", "The other session committed it" (but "All other tests pass" names tests).
+_DOERS = frozenset(
+    {"agent", "agents", "engineer", "engineers", "developer", "developers", "session"}
+    | {"sessions", "model", "assistant", "bot", "contributor", "contributors", "person"}
+    | {"instance", "worker", "subagent", "sub-agent"}
+)
+
+
+def _another_doer(subject: Sequence[str]) -> bool:
+    return subject[-1] in _DOERS and not {"another", "other"}.isdisjoint(subject)
 
 
 def _speech_inside(words: Sequence[str], lo: int, h: int) -> bool:
