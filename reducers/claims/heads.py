@@ -378,6 +378,7 @@ def _present_deed(words: Sequence[str], h: int, prior: Use | None) -> Candidate 
     # issue it references (not a party: "The user closes #12")
     if (
         ref is not None
+        and use is not None
         and use.how in ("np", "pronoun")
         and _subject_noun(use, words, h) not in OTHER_PARTIES
     ):
