@@ -29,6 +29,8 @@ MAX_TRACE_BYTES = 512 * 1024 * 1024
 # Past this share of tool steps the reader could not read, a file is refused: its account
 # would judge the final message against a run missing a tenth of what it did.
 MAX_UNREAD_SHARE = 0.10
+# Times later than this before the end of year 9999 are read as undated (`_dated`).
+_ROOM_MICROS = 86_400 * 1_000_000
 
 
 class TooManyUnread(TraceUnreadable):
@@ -215,10 +217,10 @@ def _check_unread(path: Path, trace: Trace, max_share: float) -> None:
 def _dated(trace: Trace) -> tuple[Trace, list[str]]:
     """`trace` with every time the events cannot carry made undated, and where each was.
 
-    The derivation dates a step without a time one microsecond after the one before, so
-    a time is kept only with room for every step after it before the year 9999 ends."""
-    room = len(trace.steps) + 2
-    latest = MAX_MICROS - room
+    The derivation dates an event without a time one microsecond after the one before,
+    so a time is kept only with room after it: one day before the end of year 9999 (far
+    more microseconds than any trace has events)."""
+    latest = MAX_MICROS - _ROOM_MICROS
 
     def fits(at: int | None) -> bool:
         return at is None or MIN_MICROS <= at <= latest

@@ -150,7 +150,9 @@ def test_a_file_name_with_a_newline_makes_events_replay_accepts(tmp_path: Path) 
 
 
 @pytest.mark.parametrize(
-    "stamp", ["9999-12-31T23:59:59.999999Z", 1e20, -1e20], ids=["year-9999", "1e20", "-1e20"]
+    "stamp",
+    ["9999-12-31T23:59:59.999999Z", "9999-12-31T00:00:00Z", 1e20, -1e20],
+    ids=["year-9999-end", "year-9999-last-day", "1e20", "-1e20"],
 )
 def test_a_time_out_of_range_costs_its_record_its_time_not_the_file(
     tmp_path: Path, stamp: object
