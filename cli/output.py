@@ -81,7 +81,10 @@ def check_target(out: Path, inputs: Iterable[Path]) -> None:
 @contextmanager
 def atomic_output(path: Path) -> Iterator[BinaryIO]:
     """A binary file to write `path`'s new contents to; renamed over `path` when the block
-    ends without an exception, removed otherwise."""
+    ends without an exception, removed otherwise. A symbolic link is written through
+    (its target is replaced, not the link)."""
+    if path.is_symlink():
+        path = path.resolve()
     try:
         existing = path.stat()
     except FileNotFoundError:

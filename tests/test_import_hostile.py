@@ -241,3 +241,15 @@ def test_a_trace_with_too_many_unread_tool_steps_is_refused(
         main, ["import", str(trace), "--format", "claude-code-jsonl", "--max-unread-share", "0.5"]
     )
     assert again.exit_code == 0
+
+
+def test_an_out_that_is_a_link_writes_its_target(tmp_path: Path) -> None:
+    trace = tmp_path / "t.jsonl"
+    trace.write_text(trace_text())
+    target = tmp_path / "target.jsonl"
+    target.write_text("old\n")
+    link = tmp_path / "link.jsonl"
+    link.symlink_to(target)
+    result = CliRunner().invoke(main, ["import", str(trace), "--out", str(link)])
+    assert result.exit_code == 0, result.output
+    assert link.is_symlink() and events_of(target.read_text())
