@@ -235,3 +235,27 @@ def test_label_kinds(label: str, primary: str | None, backs: set[str]) -> None:
 )
 def test_claimed_checks(clause: str, kinds: tuple[str, ...], scope: str | None) -> None:
     assert claimed_checks(clause) == (kinds, scope)
+
+
+def test_under_the_observed_policy_a_failed_effect_alone_leaves_done_to_a_person() -> None:
+    """A run whose only failure is an attempted effect (an install that failed): "Done"
+    goes to a person; a failing check refutes it."""
+    b = RunBuilder()
+    base = [
+        b.event("goal.revised", **request_goal()),
+        b.snapshot("snap-1"),
+        b.receipt("pytest", "pass"),
+        b.effect_intent("install-1", effect_class="install"),
+        b.effect_receipt("install-1", "failed"),
+    ]
+    assert judged(b, [*base, b.finalize("snap-1")], "Done.") == [
+        ("Done", "needs_review", None, "status_partially_complete")
+    ]
+    b = RunBuilder()
+    failing = [
+        b.event("goal.revised", **request_goal()),
+        b.snapshot("snap-1"),
+        b.receipt("pytest", "fail"),
+        b.finalize("snap-1"),
+    ]
+    assert judged(b, failing, "Done.") == [("Done", "contradicted", None, "status_failed")]

@@ -175,7 +175,8 @@ class Facts:
         # The goal requires what the run did (SPEC 3.2, a goal without structure): its
         # requirements are inferred, so only a definite failure contradicts a claim; a
         # stale or indeterminate state leaves it unverifiable.
-        self.observed = "observed" in (account.get("requirement_policy") or "")
+        self.policy: str | None = account.get("requirement_policy")
+        self.observed = "observed" in (self.policy or "")
         self.requested_effects = sorted(self._goal_ids("effect"))
         self.writes = [i for i, e in self.effects.items() if e.get("effect_class") == "write"]
 
@@ -260,7 +261,20 @@ def _judge_completion(facts: Facts) -> Judgement:
     if facts.status == "unresolved" and _only_goal_missing(facts):
         # Nothing says what the run was for: there is nothing to compare completion with.
         return Judgement("unverifiable", None, "no_goal")
+    if facts.policy == "observed" and not _failed_checks(facts):
+        # Nothing but an attempted effect failed (an install retried another way, a
+        # refused command): whether the task needed it, a person decides.
+        return Judgement("needs_review", None, f"status_{facts.status}")
     return Judgement("contradicted", None, f"status_{facts.status}")
+
+
+def _failed_checks(facts: Facts) -> list[str]:
+    """The required checks that ran and did not pass on the candidate."""
+    return [
+        pid
+        for pid, p in facts.predicates.items()
+        if pid.startswith("check:") and p["required"] and p["state"] == "unsatisfied"
+    ]
 
 
 def _only_goal_missing(facts: Facts) -> bool:
