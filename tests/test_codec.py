@@ -473,3 +473,37 @@ def test_an_int_past_the_largest_double_is_a_violation_naming_the_field(
     # The largest int a double holds is still a number.
     fits = {**candidate, "score": 2**1023}
     assert CODEC.encode_event({**event, "candidates": [fits]})
+
+
+def test_an_assembled_account_with_its_requirement_policy_round_trips() -> None:
+    """SPEC 3.2: the policy a revision records travels in the Avro record; an account
+    revision written before the fields existed (the baseline schema) reads them as null."""
+    from outcomes.importers.trace import request_goal
+    from tests.builders import RunBuilder, fold_events
+
+    b = RunBuilder()
+    events = [
+        b.event("goal.revised", **request_goal()),
+        b.snapshot("snap-1"),
+        b.receipt("pytest -q", "fail"),
+        b.finalize("snap-1"),
+    ]
+    records, account = fold_events(events)
+    assert account is not None and account["requirement_policy"] == "observed"
+    [record] = [r for r in records if r.kind == "account_revision"]
+    decoded = CODEC.decode(CODEC.encode_output(record)).value
+    assert decoded == account
+    assert decoded["requirement_source"] == "worker-1"
+    # The version before the fields, as main held it (schemas/history), still decodes.
+    older = json.loads(
+        (schemas.HISTORY_DIR / "io.outcomes.v1.AccountRevision.b7603f0b68561189.json").read_text()
+    )
+    assert "requirement_policy" not in {f["name"] for f in older["fields"]}
+    value = Codec._to_avro(CODEC._catalog.outputs["account_revision"], record.body)
+    for name in ("requirement_policy", "requirement_source"):
+        del value[name]
+    read = CODEC.decode(_framed(older, value)).value
+    assert read["requirement_policy"] is None and read["requirement_source"] is None
+    assert {k: v for k, v in read.items() if not k.startswith("requirement_")} == {
+        k: v for k, v in account.items() if not k.startswith("requirement_")
+    }
