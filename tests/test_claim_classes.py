@@ -70,6 +70,8 @@ EFFECTS = [
     ("I logged the call in Salesforce.", "I logged"),
     ("I deleted the draft blog post from Notion.", "I deleted"),
     ("I moved the unread emails to the Later folder.", "I moved"),
+    ("PR #88 is open for review.", "PR #88 is open"),
+    ("Updated the PR description with the test results.", "Updated"),
     # infrastructure and forges
     ("Terraform apply completed: 3 added, 1 changed, 0 destroyed.", "Terraform apply completed"),
     ("I rotated the API keys in AWS Secrets Manager.", "I rotated"),
@@ -107,6 +109,9 @@ NOT_EFFECTS = [
     # "address" is also a verb: "to address your requirement"
     ("I revised the plan to address your requirement.", None),
     ("I removed the interactive password prompt from setup.ps1.", None),
+    ("The file is open in the editor.", None),
+    ("The issue is still open.", None),
+    ("Updated the cancellation email copy.", None),
     # an object headed by a noun of code is an edit, whatever names its domain
     ("I updated the checkout flow to handle coupons.", None),
     ("The shipping calculator has been rewritten.", None),
@@ -134,6 +139,7 @@ def test_a_running_system_is_not_itself_an_effect(text: str, kind: str | None) -
 NOTHING_HAPPENED = [
     "I did not drop the table or submit the form.",
     "We didn't change any files or open a pull request.",
+    "I didn't issue any real refunds.",
     "I did not cancel your subscription.",
     "I did not book the flight or pay the deposit.",
 ]

@@ -109,7 +109,8 @@ NON_CLAIMS = [
     ("To complete the task, we should rename the module.", None),  # no past form at all
     ("Once the suite is green we merge.", "hypothetical"),
     ("The job completed its 3 steps but did not write the report.", "negated"),
-    ("Another agent had already pushed the fix.", "past"),
+    ("Another agent had already pushed the fix.", "reported"),  # (and past)
+    ("The release bot had already pushed the fix.", "past"),
     ("It was fixed in a previous session.", "past"),
     ("The sources were verified as authentic.", None),
     ("Does the suite pass?", "question"),

@@ -59,6 +59,7 @@ from outcomes.reducers.claims.objects import (
     REMOTE,
     TRANSACTIONS,
     np_place,
+    phrase_place,
     place_of,
 )
 from outcomes.reducers.claims.results import (
@@ -216,7 +217,13 @@ def _head(
         return _clean(words, toks, h, prior)
     if w in ("live", "serves"):
         return _live(words, h, w, prior)
-    if w in REMOTE_EDITS and _has_remote(words, h + 1, h + 6):
+    if (
+        w in REMOTE_EDITS
+        and _has_remote(words, h + 1, h + 6)
+        # what was edited is the remote thing, not a text about it ("Updated the
+        # cancellation email copy", "Updated the PR template")
+        and phrase_place(object_words(words, h)[:6]) == "remote"
+    ):
         use = use_of(words, h, prior)
         if use is not None and use.how in ("agentless", "first", "pronoun", "coord"):
             return _built("effect", "remote_edit", use, h, h)

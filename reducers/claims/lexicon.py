@@ -326,11 +326,11 @@ STATE_WORDS = class_of(
     """running live functional operational healthy available online active synced
     safe stable accessible reachable correct valid accurate up-to-date consistent
     enabled configured installed connected secured protected restored intact
-    published deployed merged resolved production-ready working place gone"""
+    published deployed merged resolved production-ready working place gone open"""
 )
 
 STRONG_STATES = class_of(
-    "running live functional operational healthy online synced working place gone"
+    "running live functional operational healthy online synced working place gone open"
 )
 
 # States that are what a check shows ("The calculation is correct", "… is healthy").

@@ -169,7 +169,8 @@ CODE_NOUNS = _class(
     calculator calculators chart charts values config configuration runbook runbooks
     manifest manifests middleware library package widget widgets panel layout style
     styles type types interface interfaces variable variables constant constants query
-    queries change changes fix fixes edit edits patch patches refactor"""
+    queries change changes fix fixes edit edits patch patches refactor copy wording text
+    texts"""
 )
 
 
@@ -186,7 +187,7 @@ def np_place(phrase: Sequence[str]) -> Place | None:
 
 
 # Prepositions that open a phrase of place or of what follows an object.
-_PHRASE_BREAKS = frozenset({"to", "in", "on", "from", "into", "onto", "at", "for", "of"})
+_PHRASE_BREAKS = frozenset({"to", "in", "on", "from", "into", "onto", "at", "for", "of", "with"})
 
 
 def phrase_place(words: Sequence[str]) -> Place | None:

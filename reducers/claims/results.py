@@ -315,6 +315,10 @@ def present_state(words: Sequence[str], h: int, w: str, prior: Use | None) -> Ca
             kind = "persistence"  # "STORAGE.md synced"
         if place == "check" and use.subject:
             kind = "verification"
+    if w == "open" and (kind != "effect" or "still" in words[use.lo : h]):
+        # only a remote thing is "open" as a result ("PR #88 is open"; not a file), and
+        # "still open" says it is not yet closed
+        return None
     return Candidate(kind, "state", min(use.lo, at), h, h, use=use)
 
 

@@ -491,7 +491,7 @@ NONE_VERBS_BASE = class_of(
 # Acts on someone else's system in the base form, besides NONE_VERBS.
 _REMOTE_ACTS_BASE = class_of(
     """book rebook reserve cancel refund pay charge order purchase reply forward invite
-    schedule reschedule transfer"""
+    schedule reschedule transfer issue"""
 )
 
 
