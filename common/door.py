@@ -41,7 +41,7 @@ from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
 from starlette.requests import ClientDisconnect, Request
 from starlette.responses import Response
-from starlette.routing import BaseRoute, Mount
+from starlette.routing import BaseRoute, Mount, Router
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
@@ -212,6 +212,18 @@ def app(*components: Component) -> ASGIApp:
         routes=routes,
         exception_handlers={Refusal: refused, HTTPException: http_error, Exception: bug},
     )
+    # Starlette answers `/path/` for a route `/path` with a redirect whose Location is
+    # built from the request's Host header: a header from request data. A path is
+    # served as it is named, or 404.
+    routers = [starlette.router]
+    while routers:
+        router = routers.pop()
+        router.redirect_slashes = False
+        routers.extend(
+            route.app
+            for route in router.routes
+            if isinstance(route, Mount) and isinstance(route.app, Router)
+        )
     return _CloseUnread(starlette)
 
 

@@ -112,7 +112,8 @@ def metrics_door() -> Iterator[Door]:
     asgi = door.app(worker_batch.web_component(worker))  # type: ignore[arg-type]
     with door.DoorServer(asgi, header_seconds=1.0) as server:
         health = request_bytes("GET", "/metrics", [])
-        yield Door(server.address, ["/metrics", "/outcomes/stats"], health, metrics_error)
+        paths = ["/metrics", "/outcomes/stats", "/metrics/", "//metrics"]
+        yield Door(server.address, paths, health, metrics_error)
 
 
 class _Sink:
@@ -133,7 +134,8 @@ def otlp_door() -> Iterator[Door]:
             [("Content-Type", "application/json"), ("Content-Length", "2")],
             b"{}",
         )
-        yield Door(server.address, ["/v1/traces", "/v1/metrics"], health, otlp_error)
+        paths = ["/v1/traces", "/v1/metrics", "/v1/traces/"]
+        yield Door(server.address, paths, health, otlp_error)
 
 
 @pytest.fixture(scope="module")
@@ -338,6 +340,10 @@ def test_components_mount_side_by_side_each_refusing_in_its_own_form(
     with door.DoorServer(door.app(gate, root)) as server:
         assert exchange(server.address, request_bytes("GET", "/gate/hello", [])).body == b"hello\n"
         assert exchange(server.address, request_bytes("GET", "/", [])).body == b"hello\n"
+        # `/gate/hello/` is not redirected (Starlette would build the Location from the
+        # request's Host header): 404.
+        slash = exchange(server.address, b"GET /gate/hello/ HTTP/1.1\r\nHost: evil.example\r\n\r\n")
+        assert slash.status == 404 and "location" not in slash.header_names()
         missing = exchange(server.address, request_bytes("GET", "/gate/nothing", []))
         assert missing.status == 404
         assert metrics_error(missing) == "no such endpoint: GET /gate/nothing"
