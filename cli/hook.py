@@ -11,11 +11,13 @@ acknowledge stays in the spool and goes first on the next call. The hook never f
 agent's session: every problem is one line on standard error and exit status 0.
 
 Bounds, so that no input holds a call past Claude Code's hook timeout: a payload of at
-most 32 MiB is read; a Stop reads the transcript for the last assistant message only if
-it is a regular file (opened without blocking, at most 256 MiB), and a transcript it
-cannot read (whatever value it holds) leaves the text out, never the Stop; a call waits
-at most `--lock-wait` seconds for another call of the same session, and if that is not
-enough its payload is already journaled and is mapped by the next call.
+most 32 MiB is read; of a tool's output, the first and last 128 Ki characters are kept
+(`claude_hooks.kept_output`: every call derives from all the steps kept); a Stop reads
+the transcript for the last assistant message only if it is a regular file (opened
+without blocking, at most 256 MiB), and a transcript it cannot read (whatever value it
+holds) leaves the text out, never the Stop; a call waits at most `--lock-wait` seconds
+for another call of the same session, and if that is not enough its payload is already
+journaled and is mapped by the next call.
 
 State lives in `--state-dir` (default `$OUTCOMES_HOOK_DIR`, else
 `$XDG_STATE_HOME/outcomes/claude-code`, else `~/.local/state/outcomes/claude-code`), one

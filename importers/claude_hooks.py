@@ -105,6 +105,8 @@ def steps_of(number: int, at: int, payload: dict[str, Any]) -> list[Step]:
             record.update(result_fields(name, error, True, None, tool_input))
             if payload.get("is_interrupt"):
                 record["timed_out"] = True
+        if isinstance(record.get("output"), str):
+            record["output"] = kept_output(record["output"])
         return [ToolCall(**record)]
     if event == "Stop":
         text = payload.get("last_assistant_message")
@@ -115,6 +117,22 @@ def steps_of(number: int, at: int, payload: dict[str, Any]) -> list[Step]:
     if event == "SessionEnd":
         return [Finish(where, at)]
     return []
+
+
+# What the hook keeps of one tool output: its start and its end (where runners print
+# their summaries), this many characters in all. Every call derives the session's events
+# from all the steps kept, so this bounds what each output costs every later call.
+MAX_OUTPUT_CHARS = 256 * 1024
+
+
+def kept_output(text: str) -> str:
+    """`text`, or its first and last MAX_OUTPUT_CHARS / 2 characters with a line saying
+    how many were left out between them."""
+    if len(text) <= MAX_OUTPUT_CHARS:
+        return text
+    half = MAX_OUTPUT_CHARS // 2
+    left_out = len(text) - 2 * half
+    return f"{text[:half]}\n[{left_out} characters left out by the hook]\n{text[-half:]}"
 
 
 def _response_text(response: object) -> str:

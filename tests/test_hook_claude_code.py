@@ -377,3 +377,27 @@ def test_a_payload_past_the_cap_is_one_line(tmp_path: Path) -> None:
         f"outcomes hook: error: the hook input is larger than {hook_cli.MAX_PAYLOAD_BYTES} bytes"
     )
     assert list(tmp_path.iterdir()) == []
+
+
+@pytest.mark.usefixtures("no_broker")
+def test_a_huge_tool_output_is_kept_as_its_start_and_end(tmp_path: Path) -> None:
+    from outcomes.importers.claude_hooks import MAX_OUTPUT_CHARS
+
+    lines = "".join(f"tests/test_a.py::test_{i} PASSED\n" for i in range(200_000))
+    stdout = lines + "===== 200000 passed in 9.10s ====="
+    assert len(stdout) > 10 * MAX_OUTPUT_CHARS
+    call(tmp_path, "s", "UserPromptSubmit", prompt="Run the tests.")
+    response = {"stdout": stdout, "stderr": ""}
+    tool = {"tool_name": "Bash", "tool_use_id": "t1", "tool_input": {"command": "pytest -v"}}
+    call(tmp_path, "s", "PostToolUse", tool_response=response, **tool)
+    (row,) = [
+        orjson.loads(x)
+        for x in (folder(tmp_path, "s") / "steps.jsonl").read_bytes().splitlines()
+        if orjson.loads(x)["steps"] and orjson.loads(x)["steps"][0]["step"] == "ToolCall"
+    ]
+    kept = row["steps"][0]["output"]
+    assert len(kept) < MAX_OUTPUT_CHARS + 100
+    assert kept.startswith(stdout[:1000]) and kept.endswith(stdout[-1000:])
+    assert f"[{len(stdout) - MAX_OUTPUT_CHARS} characters left out by the hook]" in kept
+    receipts = [e for e in spooled(tmp_path, "s") if e["type"] == "verification.receipt"]
+    assert [(r["result"], r["tests_executed"]) for r in receipts] == [("pass", 200_000)]
