@@ -168,12 +168,12 @@ HEADER = {
 }
 
 
-def container_blocks(tmp_path: Path) -> tuple[Path, bytes, list[int]]:
+def container_blocks(tmp_path: Path, compression: str = "null") -> tuple[Path, bytes, list[int]]:
     """The five-file run in an Avro container of several small blocks: the file, its
     sync marker, and where each block starts."""
     path = tmp_path / "run.avro"
     events = [json.loads(line) for line in SAMPLE.read_text().splitlines() if line.strip()]
-    write_container(path, events, compression="null", block_bytes=250)
+    write_container(path, events, compression=compression, block_bytes=250)
     raw = path.read_bytes()
     # The sync marker is the 16 bytes that end the header and every block.
     header = fastavro.schemaless_reader(io.BytesIO(raw), HEADER)
@@ -249,3 +249,30 @@ def test_a_device_is_one_dead_letter_not_an_endless_read() -> None:
     assert proc.stderr.splitlines()[0] == (
         "/dev/zero:1: undecodable: /dev/zero: a device, not a file of events"
     )
+
+
+def test_a_deflate_block_that_inflates_without_bound_is_skipped(tmp_path: Path) -> None:
+    import zlib
+
+    path, marker, starts = container_blocks(tmp_path, compression="deflate")
+    raw = path.read_bytes()
+    compressor = zlib.compressobj(9, zlib.DEFLATED, -15)
+    bomb = compressor.compress(b"\0" * (100 * 1024 * 1024)) + compressor.flush()
+    # one "record" in about 100 KiB that inflates to 100 MiB, before the second block
+    block = b"\x02" + _zigzag(len(bomb)) + bomb + marker
+    path.write_bytes(raw[: starts[1]] + block + raw[starts[1] :])
+    proc = outcomes("replay", str(path))
+    assert proc.returncode == 1
+    (line,) = [x for x in proc.stderr.splitlines() if "skipped" in x]
+    assert "block inflates past 67108864 bytes" in line
+    assert "applied 15, redelivered 1, rejected 1," in proc.stderr  # every event still read
+
+
+def _zigzag(value: int) -> bytes:
+    value = (value << 1) ^ (value >> 63)
+    out = bytearray()
+    while value & ~0x7F:
+        out.append((value & 0x7F) | 0x80)
+        value >>= 7
+    out.append(value)
+    return bytes(out)

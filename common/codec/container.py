@@ -210,6 +210,9 @@ _HEADER_SCHEMA = fastavro.parse_schema(
     }
 )
 _SYNC_SIZE = 16
+# The largest decompressed block read (writers make blocks of kilobytes: fastavro's
+# default is 16,000 bytes); a larger one is skipped like a corrupt block.
+MAX_BLOCK_BYTES = 64 * 1024 * 1024
 
 
 class _Corrupt(Exception):
@@ -244,7 +247,11 @@ def _decompress(compression: str, raw: bytes) -> bytes:
     if compression == "null":
         return raw
     if compression == "deflate":
-        return zlib.decompress(raw, -15)
+        inflater = zlib.decompressobj(-15)
+        data = inflater.decompress(raw, MAX_BLOCK_BYTES + 1)
+        if len(data) > MAX_BLOCK_BYTES:  # a block that inflates without bound
+            raise _Corrupt(f"block inflates past {MAX_BLOCK_BYTES} bytes")
+        return data
     reader = BLOCK_READERS.get(compression)
     if reader is None:
         raise _Corrupt(f"unknown compression {compression!r}")
