@@ -57,9 +57,16 @@ def stored_value(raw: bytes, at: Applied | None) -> bytes:
     return _APPLIED_AT + _POSITION.pack(at.partition, at.offset) + raw
 
 
+def stored_event(value: bytes) -> bytes:
+    """The event's bytes of a stored value (the hot path of a rebuild: no position)."""
+    if value.startswith(_APPLIED_AT) and len(value) >= _HEADER_BYTES:
+        return value[_HEADER_BYTES:]
+    return value
+
+
 def read_stored(value: bytes) -> tuple[bytes, Applied | None]:
     """The event's bytes and where it was applied (None for a value stored without it)."""
-    if value[: len(_APPLIED_AT)] != _APPLIED_AT or len(value) < _HEADER_BYTES:
+    if not value.startswith(_APPLIED_AT) or len(value) < _HEADER_BYTES:
         return value, None
     partition, offset = _POSITION.unpack_from(value, len(_APPLIED_AT))
     return value[_HEADER_BYTES:], Applied(partition, offset)
@@ -93,7 +100,7 @@ class MemoryEventStore:
         return len(self.events.get(run_id, ()))
 
     def get(self, run_id: str, seq: int) -> bytes:
-        return read_stored(self.events[run_id][seq])[0]
+        return stored_event(self.events[run_id][seq])
 
     def applied_at(self, run_id: str, seq: int) -> Applied | None:
         return read_stored(self.events[run_id][seq])[1]
@@ -148,7 +155,7 @@ class PartitionStore:
         return value
 
     def get(self, run_id: str, seq: int) -> bytes:
-        return read_stored(self._value(run_id, seq))[0]
+        return stored_event(self._value(run_id, seq))
 
     def applied_at(self, run_id: str, seq: int) -> Applied | None:
         return read_stored(self._value(run_id, seq))[1]
@@ -214,7 +221,7 @@ class TableEventStore:
         return data
 
     def get(self, run_id: str, seq: int) -> bytes:
-        return read_stored(self._value(run_id, seq))[0]
+        return stored_event(self._value(run_id, seq))
 
     def applied_at(self, run_id: str, seq: int) -> Applied | None:
         return read_stored(self._value(run_id, seq))[1]
