@@ -43,7 +43,7 @@ EFFECTS = [
     ("I submitted your warranty claim.", "I submitted"),
     ("Your shipping address has been updated.", "shipping address has been updated"),
     ("The customer account was reactivated successfully.", "account was reactivated"),
-    ("Your Shopify checkout was updated with the new tax rate.", "checkout was updated"),
+    ("Your Shopify store was updated with the new tax rate.", "store was updated"),
     ("The shipment was rerouted to the Denver warehouse.", "shipment was rerouted"),
     # CRM, support, incidents
     ("The HubSpot contact has been merged into the existing record.", "has been merged"),
@@ -51,7 +51,7 @@ EFFECTS = [
     ("The incident has been acknowledged in PagerDuty.", "has been acknowledged"),
     # infrastructure
     ("The staging deployment was rolled back.", "deployment was rolled"),
-    ("The pods were restarted on the prod cluster.", "pods were restarted"),
+    ("The pods were restarted with kubectl.", "pods were restarted"),
     ("Your appointment with Dr. Lee has been moved to 3 PM Thursday.", "has been moved"),
     ("The restaurant confirmed your reservation for 7pm.", "confirmed"),
     ("I confirmed the booking with the hotel.", "I confirmed"),
@@ -80,7 +80,7 @@ EFFECTS = [
     ("The rollout is complete.", "The rollout is complete"),
     # a transaction with someone else's system that is complete has happened there
     ("Your order is complete.", "Your order is complete"),
-    ("Checkout complete.", "Checkout complete"),
+    ("Payment complete.", "Payment complete"),
     ("Your purchase has been completed.", "purchase has been completed"),
 ]
 
@@ -97,6 +97,11 @@ NOT_EFFECTS = [
     ("Production deployment working with the new cache.", "completion"),
     ("**Deployment**: Active", "completion"),
     ("The staging cluster is healthy.", None),
+    # words of the trade in another sense: a verb after "to", a cluster of points, a
+    # git checkout
+    ("Updated the parser to account for nested quotes.", None),
+    ("The clusters were updated after re-running k-means.", None),
+    ("Checkout complete.", "completion"),
     ("I have successfully migrated the old invoices.", "completion"),
     # a noun phrase headed by a noun of code is part of the program
     ("The Stripe webhook handler has been updated.", None),

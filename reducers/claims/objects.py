@@ -48,9 +48,9 @@ REMOTE = _class(
     # the clusters they run on, incidents and on-call
     """appointment appointments reminder reminders rsvp event-invite account accounts
     shipping billing delivery shipment shipments purchase purchases
-    checkout cart salesforce hubspot zendesk intercom freshdesk stripe shopify square
-    paypal twilio sendgrid mailchimp gmail outlook deployment deployments cluster
-    clusters kubernetes k8s helm pod pods incident incidents pagerduty opsgenie
+    cart salesforce hubspot zendesk intercom freshdesk stripe shopify paypal twilio
+    sendgrid mailchimp gmail outlook deployment deployments kubernetes k8s helm incident
+    incidents pagerduty opsgenie
     statuspage terraform pulumi""",
     # what a service keeps for its user (not "address" or "password", which are also a
     # verb and a code word)
@@ -62,12 +62,12 @@ REMOTE = _class(
 # completed ticket 42" is completion).
 TRANSACTIONS = _class(
     """order orders booking bookings reservation reservations payment payments purchase
-    purchases checkout refund refunds signup enrollment shipment shipments rebooking"""
+    purchases refund refunds signup enrollment shipment shipments rebooking"""
 )
 
 # Systems the work runs on: an act on one is an effect ("The deployment was rolled
 # back"), but its working state is the work's own ("Production deployment working").
-RUNNING_SYSTEMS = _class("deployment deployments cluster clusters pod pods")
+RUNNING_SYSTEMS = _class("deployment deployments")
 
 # Verbs whose own sense is an act on a remote system.
 REMOTE_VERBS = _class(
@@ -196,7 +196,9 @@ def phrase_place(words: Sequence[str]) -> Place | None:
     "the checkout flow to handle coupons" is a flow (code), "the draft blog post from
     Notion" names Notion (remote)."""
     chunk: list[str] = []
+    prev = ""
     for w in [*words, "to"]:
+        after_to, prev = prev == "to", w
         if w in _PHRASE_BREAKS:
             if w == "of" and chunk:
                 continue  # "the list of reservations": the phrase runs on
@@ -204,9 +206,13 @@ def phrase_place(words: Sequence[str]) -> Place | None:
             if place is not None:
                 return place
             chunk = []
-        else:
-            chunk.append(w)
+        elif not (after_to and w in _VERB_HOMOGRAPHS):
+            chunk.append(w)  # (not "to account for nested quotes": a verb)
     return None
+
+
+# Nouns of someone else's system that are also verbs after "to".
+_VERB_HOMOGRAPHS = frozenset({"account", "order", "book", "address", "reserve", "post"})
 
 
 def verb_place(word: str) -> Place | None:
