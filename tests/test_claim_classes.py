@@ -245,6 +245,8 @@ NOT_ASSERTED = [
     ("Sarah replied that the contract was signed.", "reported"),
     ("Another agent opened PR #12.", "reported"),
     ("The other agent has completed phase 2.", "reported"),
+    ("Phase 2 done by the frontend agent.", "reported"),
+    ("- [x] Phase 2 — completed by the frontend agent", "reported"),
     ("Phase 1 of 3 complete; phase 2 is in progress.", "progress"),
     # a heading that titles the list under it
     ("### Cancelled bookings", "title"),
@@ -273,6 +275,8 @@ def test_not_the_texts_own_voice(text: str, blocker: str) -> None:
         "The preview server is now running.",
         "Per your request, I deployed the site to Netlify.",
         "All other tests pass.",
+        "Completed by the deadline.",
+        "Deployed by me to staging.",
         "The agent has completed the task.",
         "The cache now handles 500 requests per second and all tests pass.",
     ],

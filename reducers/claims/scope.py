@@ -430,6 +430,8 @@ _AGENT_DETERMINERS = frozenset({"the", "a", "an", "another", "their", "his", "he
 
 def _by_another(words: Sequence[str], h: int, cand: Candidate, clause_hi: int) -> bool:
     use = cand.use
+    if (use is None or use.how in ("np", "agentless")) and _done_by_doer(words, h, clause_hi):
+        return True  # "Phase 2 done by the frontend agent", "- completed by the QA agent"
     if use is None or use.how != "aux" or not any(x in BE for x in use.aux):
         return False
     for x in range(h + 1, min(clause_hi, h + 8)):
@@ -462,6 +464,17 @@ def _backshifted(words: Sequence[str], lo: int) -> bool:
             who = skip_adverbs(words, j - 1, 0)
             return who < 0 or words[who] in ("i", "we", "and", ",") or words[who] in HARD
     return False
+
+
+def _done_by_doer(words: Sequence[str], h: int, clause_hi: int) -> bool:
+    """A participle with no verb group whose "by" names a doing party within three words
+    ("done by the frontend agent"; not "completed by the deadline")."""
+    if h + 1 >= len(words) or words[h + 1] != "by":
+        return False
+    party = words[h + 2 : min(h + 5, clause_hi + 1)]
+    return any(w in _DOERS or w in OTHER_PARTIES for w in party) and not any(
+        w in ("me", "us", "i", "we", "this") for w in party
+    )
 
 
 def _own_standing(words: Sequence[str], lo: int, h: int, cand: Candidate) -> bool:
