@@ -37,6 +37,10 @@ CONTRADICTED = ("now", "ever")
 """`now`: a current claim verdict is contradicted or the current account holds a
 contradiction between receipts; `ever`: any settlement or revision did."""
 PAGE_SIZE = 50
+FULL_SCAN = 40_000
+"""Past this many newest revisions scanned for a page's runs, the page groups them all."""
+SCAN_EXTRA = 100
+"""Revisions scanned beyond two per run the page needs, at first."""
 MAX_SEARCH = 200
 
 # The statement kinds of a page's SQL shown to analysts use the views' names; the
@@ -191,14 +195,39 @@ def runs_page(session: Session, f: RunFilter, now: datetime | None = None) -> Ru
             "argMax(`predicates.predicate_id`, revision)))"
         )
         params["q"] = f.q
-    sql = (
-        "SELECT run_id, argMax(status, revision) AS current_status, max(revision) AS latest, "
-        f"max(created_at) AS last_change\nFROM {rows_table}\nGROUP BY run_id\n"
-        + (f"HAVING {' AND '.join(having)}\n" if having else "")
-        + "ORDER BY last_change DESC, run_id DESC\n"
-        "LIMIT {limit:UInt32} OFFSET {offset:UInt32}"
-    )
-    found = session.rows(sql, params)
+
+    def statement(where: str) -> str:
+        return (
+            "SELECT run_id, argMax(status, revision) AS current_status, max(revision) AS "
+            f"latest, max(created_at) AS last_change\nFROM {rows_table}\n{where}GROUP BY run_id\n"
+            + (f"HAVING {' AND '.join(having)}\n" if having else "")
+            + "ORDER BY last_change DESC, run_id DESC\n"
+            "LIMIT {limit:UInt32} OFFSET {offset:UInt32}"
+        )
+
+    # Newest first without grouping every run: the runs of the newest `scan` revisions
+    # are the candidates. The page is right when the oldest revision scanned is older
+    # than the page's last run's last change (every revision at or after that change
+    # was scanned, so no run that belongs on the page was left out); else scan more,
+    # and past `FULL_SCAN` revisions group them all.
+    scan = 2 * (f.offset + PAGE_SIZE + 1) + SCAN_EXTRA
+    while scan <= FULL_SCAN:
+        newest = session.rows(
+            f"SELECT run_id, created_at FROM {rows_table} "
+            "ORDER BY created_at DESC LIMIT {scan:UInt32}",
+            {"scan": scan},
+        )
+        sql = statement("WHERE run_id IN {candidates:Array(String)}\n")
+        candidates = list(dict.fromkeys(str(r[0]) for r in newest))
+        found = session.rows(sql, {**params, "candidates": candidates})
+        if len(newest) < scan:  # every revision was scanned
+            break
+        if len(found) > PAGE_SIZE and newest[-1][1] < found[-1][3]:
+            break
+        scan *= 4
+    else:
+        sql = statement("")
+        found = session.rows(sql, params)
     more = len(found) > PAGE_SIZE
     ids = [str(r[0]) for r in found[:PAGE_SIZE]]
     return RunsPage(run_rows(session, ids), more, f, sql)
@@ -220,10 +249,17 @@ def run_rows(session: Session, ids: Sequence[str]) -> list[RunRow]:
     claims = {
         str(r[0]): (int(r[1]), int(r[2]), int(r[3]))
         for r in session.rows(
+            # current_claim_verdicts' rule (a claim's latest settlement, unless it
+            # withdrew an omission), on the page's runs only: the view would settle
+            # every claim of every run before its LIMIT BY let the filter apply.
             "SELECT run_id, countIf(verdict = 'contradicted'), countIf(verdict = 'omitted'), "
-            "countIf(verdict = 'needs_review')\n"
-            f"FROM {session.table('current_claim_verdicts')}\n"
-            "WHERE run_id IN {ids:Array(String)}\nGROUP BY run_id",
+            "countIf(verdict = 'needs_review')\nFROM (\n"
+            "    SELECT run_id, argMax(verdict, greatest(settlement, 1)) AS verdict,\n"
+            "           argMax(withdrawn, greatest(settlement, 1)) AS gone\n"
+            f"    FROM {session.table('claim_verdicts')}\n"
+            "    WHERE run_id IN {ids:Array(String)}\n"
+            "    GROUP BY run_id, if(claim_id = '', row_id, claim_id)\n"
+            ")\nWHERE NOT gone\nGROUP BY run_id",
             {"ids": list(ids)},
         )
     }

@@ -15,10 +15,10 @@ from datetime import UTC, datetime
 import markupsafe
 import pytest
 
-from outcomes.browser import charts
+from outcomes.browser import charts, queries
 from outcomes.browser.app import COOKIE, Browser, component
 from outcomes.browser.live import Feed
-from outcomes.browser.queries import Session
+from outcomes.browser.queries import RunFilter, Session
 from outcomes.common.door import DoorServer, app
 from outcomes.sinks import clickhouse
 from outcomes.sinks.exceptions import ClickHouseUnavailable
@@ -253,3 +253,28 @@ def test_a_fragment_waits_for_the_revision_a_notification_announced(client: Clie
     assert 'data-run="run-five-files"' in client.get(f"/runs?fragment=rows&wait={RUN}:3").text
     html = client.get(f"/runs/{RUN}?fragment=main&wait={RUN}:4").text
     assert "Revision 3 of 3" in html
+
+
+@pytest.mark.parametrize(
+    "f",
+    [
+        RunFilter(),
+        RunFilter(page=2),
+        RunFilter(status=("unresolved",)),
+        RunFilter(contradicted="ever"),
+        RunFilter(q="retry"),
+    ],
+)
+def test_the_newest_revisions_scan_finds_the_page_grouping_every_run_would(
+    browser: Browser, monkeypatch: pytest.MonkeyPatch, f: RunFilter
+) -> None:
+    # One run a page, scanning as few revisions as the page needs (2 of the 4), against
+    # grouping every run's revisions (no scan at all).
+    monkeypatch.setattr(queries, "PAGE_SIZE", 1)
+    monkeypatch.setattr(queries, "SCAN_EXTRA", 0)
+    scanned = queries.runs_page(browser.session, f)
+    assert "candidates" in scanned.sql or f.page > 1
+    monkeypatch.setattr(queries, "FULL_SCAN", 0)
+    grouped = queries.runs_page(browser.session, f)
+    assert "candidates" not in grouped.sql
+    assert (scanned.rows, scanned.more) == (grouped.rows, grouped.more)
