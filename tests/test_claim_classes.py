@@ -71,6 +71,7 @@ EFFECTS = [
     ("I deleted the draft blog post from Notion.", "I deleted"),
     ("I moved the unread emails to the Later folder.", "I moved"),
     ("PR #88 is open for review.", "PR #88 is open"),
+    ("The Friday team sync has been moved to 4pm.", "has been moved"),
     ("Updated the PR description with the test results.", "Updated"),
     # infrastructure and forges
     ("Terraform apply completed: 3 added, 1 changed, 0 destroyed.", "Terraform apply completed"),
@@ -115,6 +116,7 @@ NOT_EFFECTS = [
     ("I revised the plan to address your requirement.", None),
     ("I removed the interactive password prompt from setup.ps1.", None),
     ("The file is open in the editor.", None),
+    ("I moved the constant to the top of the file.", None),
     ("The issue is still open.", None),
     ("Updated the cancellation email copy.", None),
     # an object headed by a noun of code is an edit, whatever names its domain

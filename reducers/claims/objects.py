@@ -190,6 +190,25 @@ def np_place(phrase: Sequence[str]) -> Place | None:
 _PHRASE_BREAKS = frozenset({"to", "in", "on", "from", "into", "onto", "at", "for", "of", "with"})
 
 
+# Times of the calendar: a meeting or a call moved to one is on someone's calendar
+# ("The Friday team sync has been moved to 4pm").
+_WHEN = _class(
+    """monday tuesday wednesday thursday friday saturday sunday tomorrow tonight noon
+    am pm a.m. p.m. morning afternoon evening"""
+)
+_RESCHEDULING = _class("moved shifted rescheduled postponed rebooked pushed")
+
+
+def calendar_place(verb: str, obj: Sequence[str]) -> Place | None:
+    """ "moved to 4pm", "shifted to Thursday morning": a change of time on a calendar."""
+    if verb not in _RESCHEDULING:
+        return None
+    for x, w in enumerate(obj[:-1]):
+        if w in ("to", "until") and not _WHEN.isdisjoint(obj[x + 1 : x + 4]):
+            return "remote"
+    return None
+
+
 def phrase_place(words: Sequence[str]) -> Place | None:
     """The place an object names: each noun phrase of it (the direct object, then each
     phrase after a preposition) read from its head noun, the first that decides:

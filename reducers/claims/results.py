@@ -52,6 +52,7 @@ from outcomes.reducers.claims.objects import (
     NEGATIVE_OUTCOMES,
     REMOTE,
     RUNNING_SYSTEMS,
+    calendar_place,
     means_place,
     np_place,
     phrase_place,
@@ -171,7 +172,7 @@ def place_in(words: Sequence[str], h: int, use: Use | None, reach: int = 14) -> 
         return "remote"
     if "record" in found:
         return "record"
-    return means_place(_clause_rest(words, h))
+    return means_place(_clause_rest(words, h)) or calendar_place(words[h], object_words(words, h))
 
 
 # What is applied to a database or a repository: its own recorded changes.
