@@ -116,6 +116,7 @@ NOT_EFFECTS = [
     ("I revised the plan to address your requirement.", None),
     ("I removed the interactive password prompt from setup.ps1.", None),
     ("The file is open in the editor.", None),
+    ("I confirmed the order of operations matches the spec.", "verification"),
     ("I moved the constant to the top of the file.", None),
     ("The issue is still open.", None),
     ("Updated the cancellation email copy.", None),

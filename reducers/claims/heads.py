@@ -401,6 +401,18 @@ def _present_deed(words: Sequence[str], h: int, prior: Use | None) -> Candidate 
     return None
 
 
+# Verbs that show a "confirmed X …" to take a clause ("I confirmed the order of operations
+# matches the spec"), a check, rather than a thing confirmed.
+_CLAUSE_VERBS = frozenset(
+    {"is", "are", "was", "were", "has", "have", "matches", "match", "works", "work"}
+    | {"passes", "pass", "contains", "returns", "holds", "exists", "succeeds", "behaves"}
+)
+
+
+def _clause_follows(obj: Sequence[str]) -> bool:
+    return not _CLAUSE_VERBS.isdisjoint(obj)
+
+
 def _issue_ref(words: Sequence[str], h: int) -> int | None:
     """The issue reference right after a deed ("fixes #12", "resolves issue #12")."""
     nxt = h + 2 if words[h + 1 : h + 2] == ["issue"] else h + 1
@@ -496,6 +508,7 @@ def _verification(
         and not is_passive(words, h, use)
         and words[h + 1 : h + 2] != ["that"]
         and np_place(direct_object(words, h)) == "remote"
+        and not _clause_follows(object_words(words, h))
     ):
         # "The clinic confirmed your appointment", "I confirmed the booking with the
         # hotel": what is confirmed is someone else's record
