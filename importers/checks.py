@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Literal
 
 from outcomes.importers.catalogue import (
@@ -40,11 +40,13 @@ CheckResult = Literal["pass", "fail", "indeterminate"]
 
 @dataclass(frozen=True, slots=True)
 class Scripts:
-    """What the trace showed of the workspace's named scripts: package.json `scripts`
-    and Makefile/justfile/Taskfile recipes, name to command text."""
+    """What the trace showed of the workspace's named scripts: package.json `scripts`,
+    Makefile/justfile/Taskfile recipes and pyproject.toml's pdm/hatch/poe scripts, name
+    to command text."""
 
     package: Mapping[str, str]
     recipes: Mapping[str, str]
+    python: Mapping[str, str] = field(default_factory=dict)  # pdm/hatch/poe scripts
 
     @staticmethod
     def empty() -> Scripts:
@@ -111,6 +113,13 @@ def check_of(simple: Simple, scripts: Scripts | None = None, _depth: int = 0) ->
             return None
         return _named(simple, prog, name, body, known, _depth, recipe=True)
     tool = find_tool(prog, args, checks=True)
+    if tool is None and (prog in known.python or prog == "poe"):
+        # `pdm run lint`, `hatch run test` (their wrapper removed), `poe check`
+        name = args[0] if prog == "poe" and args else prog
+        body = known.python.get(name)
+        if body is not None:
+            return _named(simple, prog, name, body, known, _depth, recipe=True)
+        return None
     if tool is None or tool.kind is None:
         return None
     kind = _kind_by_subcommand(tool, args)

@@ -511,7 +511,7 @@ def _spec_effects(
     rest = plain[used:]
     if spec.needs_argument and not rest:
         return []
-    return [_settle(spec, tool, prog, plain, rest, text, _status(simple, exit_code), simple)]
+    return [_settle(spec, prog, plain, rest, text, _status(simple, exit_code), simple)]
 
 
 def _target(spec: EffectSpec, prog: str, plain: list[str], rest: list[str]) -> str:
@@ -529,7 +529,6 @@ def _target(spec: EffectSpec, prog: str, plain: list[str], rest: list[str]) -> s
 
 def _settle(
     spec: EffectSpec,
-    tool: Tool,
     prog: str,
     plain: list[str],
     rest: list[str],

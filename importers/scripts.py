@@ -1,5 +1,6 @@
 """The named scripts a workspace defines, from the files a trace showed: package.json
-`scripts`, Makefile targets, justfile recipes. `npm run lint` or `make check` is then
+`scripts`, Makefile targets, justfile recipes, Taskfile tasks, and the pdm, hatch and
+poe scripts of pyproject.toml. `npm run lint` or `make check` is then
 read through the command it runs (`eslint .`, `pytest -q`), not guessed from its name.
 
 A file counts when the trace wrote it whole (its content) or printed it (a read tool's
@@ -14,12 +15,15 @@ from __future__ import annotations
 import json
 import posixpath
 import re
+import tomllib
 
 from outcomes.importers.checks import Scripts
 
 PACKAGE_FILES = frozenset({"package.json"})
 MAKE_FILES = frozenset({"Makefile", "makefile", "GNUmakefile"})
 JUST_FILES = frozenset({"justfile", "Justfile", ".justfile"})
+TASK_FILES = frozenset({"Taskfile.yml", "Taskfile.yaml", "taskfile.yml"})
+PYPROJECT_FILES = frozenset({"pyproject.toml"})
 
 _NUMBERED = re.compile(r"^ *\d+(?:→|\t)", re.M)
 _SCRIPT_PAIR = re.compile(r'"((?:[^"\\]|\\.)+)"\s*:\s*"((?:[^"\\]|\\.)*)"')
@@ -111,6 +115,65 @@ def just_recipes(text: str) -> dict[str, str]:
     return {k: " && ".join(v) for k, v in out.items() if v}
 
 
+_TASK_NAME = re.compile(r"^  ([A-Za-z0-9_:.-]+):\s*$")
+_TASK_CMD = re.compile(r"^\s+-\s+(?:cmd:\s*)?(.+?)\s*$")
+
+
+def task_recipes(text: str) -> dict[str, str]:
+    """Taskfile.yml tasks and their `cmds` (the plain list form and `- cmd: …`)."""
+    out: dict[str, list[str]] = {}
+    current: str | None = None
+    in_tasks = in_cmds = False
+    for line in without_line_numbers(text).splitlines():
+        if not line.strip() or line.lstrip().startswith("#"):
+            continue
+        if not line.startswith(" "):
+            in_tasks, current = line.rstrip() == "tasks:", None
+            continue
+        name = _TASK_NAME.match(line) if in_tasks else None
+        if name:
+            current, in_cmds = name.group(1), False
+            out[current] = []
+        elif current is not None and line.strip() == "cmds:":
+            in_cmds = True
+        elif current is not None and in_cmds:
+            cmd = _TASK_CMD.match(line)
+            if cmd and not cmd.group(1).startswith("task:"):
+                out[current].append(cmd.group(1).strip("'\""))
+            elif not cmd:
+                in_cmds = False
+    return {k: " && ".join(v) for k, v in out.items() if v}
+
+
+def pyproject_scripts(text: str) -> dict[str, str]:
+    """pdm, hatch and poe scripts of a pyproject.toml (`pdm run lint`, `hatch run test`,
+    `poe check`): name to command text."""
+    try:
+        data = tomllib.loads(without_line_numbers(text))
+    except tomllib.TOMLDecodeError:
+        return {}
+    tool = data.get("tool") if isinstance(data.get("tool"), dict) else {}
+    assert isinstance(tool, dict)
+    tables: list[object] = [
+        (tool.get("pdm") or {}).get("scripts"),
+        (((tool.get("hatch") or {}).get("envs") or {}).get("default") or {}).get("scripts"),
+        (tool.get("poe") or {}).get("tasks"),
+    ]
+    out: dict[str, str] = {}
+    for table in tables:
+        if not isinstance(table, dict):
+            continue
+        for name, value in table.items():
+            command = value
+            if isinstance(value, dict):
+                command = value.get("cmd") or value.get("shell")
+            if isinstance(command, list):
+                command = " && ".join(c for c in command if isinstance(c, str))
+            if isinstance(command, str) and command:
+                out[str(name)] = command
+    return out
+
+
 class ScriptBook:
     """The scripts seen so far in a trace, updated step by step (mutable while a trace
     is read; `scripts()` is the view at that moment)."""
@@ -118,6 +181,7 @@ class ScriptBook:
     def __init__(self) -> None:
         self._package: dict[str, str] = {}
         self._recipes: dict[str, str] = {}
+        self._python: dict[str, str] = {}
 
     def saw(self, path: str, text: str | None) -> None:
         """The trace showed the content of `path`."""
@@ -132,6 +196,10 @@ class ScriptBook:
             self._recipes.update(make_recipes(text))
         elif name in JUST_FILES:
             self._recipes.update(just_recipes(text))
+        elif name in TASK_FILES:
+            self._recipes.update(task_recipes(text))
+        elif name in PYPROJECT_FILES:
+            self._python.update(pyproject_scripts(text))
 
     def saw_shell(self, command: str, output: str | None) -> None:
         """`cat package.json` and the like print a file whole."""
@@ -142,4 +210,4 @@ class ScriptBook:
             self.saw(m.group(1).strip("'\""), output)
 
     def scripts(self) -> Scripts:
-        return Scripts(dict(self._package), dict(self._recipes))
+        return Scripts(dict(self._package), dict(self._recipes), dict(self._python))

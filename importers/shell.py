@@ -359,7 +359,7 @@ def _redirects(words: list[str]) -> tuple[list[str], list[str]]:
 
 def strip_wrappers(words: list[str]) -> list[str]:
     """`words` without what only changes how the program runs (`sudo`, `timeout 60`,
-    `VAR=1`, `uv run`, `npx`, `pnpm dlx`, `python -m`)."""
+    `VAR=1`, `uv run`, `npx`, `pnpm dlx`, `npm exec`, `bun x`, `python -m`)."""
     while words:
         head = words[0]
         if _ASSIGNMENT.match(head):
@@ -378,8 +378,10 @@ def strip_wrappers(words: list[str]) -> list[str]:
                 words = words[1:]
             if words[:1] == ["--"]:
                 words = words[1:]
-        elif head in _PACKAGE_EXECUTORS or (head in {"pnpm", "yarn"} and words[1:2] == ["dlx"]):
-            words = words[2:] if head in {"pnpm", "yarn"} else words[1:]
+        elif head in _PACKAGE_EXECUTORS or (
+            head in {"npm", "pnpm", "yarn", "bun"} and words[1:2] in (["dlx"], ["exec"], ["x"])
+        ):
+            words = words[1:] if head in _PACKAGE_EXECUTORS else words[2:]
             while words and words[0].startswith("-"):
                 words = words[1:]
         elif head in {"{", "}", "!"}:

@@ -387,3 +387,57 @@ def test_scaffolders_and_dependency_installs_are_install_effects() -> None:
         read_command("pip install", "ERROR: You must give at least one requirement", 1).effects
         == ()
     )
+
+
+def test_workspace_files_name_their_scripts() -> None:
+    from outcomes.importers.scripts import (
+        just_recipes,
+        make_recipes,
+        package_scripts,
+        pyproject_scripts,
+        task_recipes,
+    )
+
+    assert package_scripts('{"scripts": {"test": "vitest run", "lint": "eslint ."}}') == {
+        "test": "vitest run",
+        "lint": "eslint .",
+    }
+    # a fragment (a file tool showed part of the file) still gives its pairs
+    assert package_scripts('  "scripts": {\n    "build": "tsc -b"\n  },\n  "dep') == {
+        "build": "tsc -b"
+    }
+    assert make_recipes("ci: lint test\nlint:\n\t@ruff check .\ntest:\n\tpytest -q\n") == {
+        "ci": "ruff check . && pytest -q",
+        "lint": "ruff check .",
+        "test": "pytest -q",
+    }
+    assert just_recipes("set shell := ['bash']\n\ntest *args:\n    cargo test {{args}}\n") == {
+        "test": "cargo test {{args}}"
+    }
+    taskfile = "version: '3'\ntasks:\n  lint:\n    cmds:\n      - golangci-lint run\n"
+    assert task_recipes(taskfile) == {"lint": "golangci-lint run"}
+    pyproject = (
+        '[tool.pdm.scripts]\nlint = "ruff check ."\n'
+        '[tool.hatch.envs.default.scripts]\ntest = "pytest {args}"\n'
+        '[tool.poe.tasks]\ntypes = {cmd = "mypy src"}\n'
+    )
+    assert pyproject_scripts(pyproject) == {
+        "lint": "ruff check .",
+        "test": "pytest {args}",
+        "types": "mypy src",
+    }
+
+
+def test_python_project_scripts_and_package_executors() -> None:
+    scripts = Scripts({}, {}, {"lint": "ruff check .", "types": "mypy src"})
+    ((check, verdict),) = read_command(
+        "pdm run lint", "All checks passed!", None, scripts=scripts
+    ).checks
+    assert (check.kind, verdict.result) == ("lint", "pass")
+    ((types, _),) = read_command(
+        "poe types", "Success: no issues found in 3 source files", None, scripts=scripts
+    ).checks
+    assert types.kind == "typecheck"
+    for line in ("npm exec -- jest", "pnpm exec jest", "bun x jest", "yarn dlx jest"):
+        ((found, result),) = read_command(line, "Tests:       2 passed, 2 total", None).checks
+        assert (found.runner, result.result) == ("jest", "pass"), line
