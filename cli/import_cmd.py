@@ -18,7 +18,7 @@ from outcomes.cli import options
 from outcomes.cli.output import OutputUnusable, atomic_output, check_target, usage_failed
 from outcomes.common.files import NotReadable, read_regular
 from outcomes.importers.derive import derive
-from outcomes.importers.registry import FORMATS, IMPORTERS, detect
+from outcomes.importers.registry import FORMATS, IMPORTERS, detect_file
 from outcomes.importers.trace import Message, ToolCall, Trace, TraceUnreadable
 from outcomes.reducers.errors import InvalidEvent
 from outcomes.reducers.timefmt import MAX_MICROS, MIN_MICROS
@@ -162,8 +162,9 @@ def _one_line(text: str) -> str:
 def _read(path: Path, fmt: str | None, max_unread: float) -> tuple[Trace, list[str]]:
     """The trace of `path` and the lines to report about it (records not mapped, times
     out of range); TraceUnreadable when it cannot be read or too much of it is unread."""
+    # A file of no known format is refused from its two ends, before it is read whole.
+    importer = IMPORTERS[fmt] if fmt is not None else detect_file(path)
     text = _text(path)
-    importer = IMPORTERS[fmt] if fmt is not None else detect(path, text)
     try:
         trace = importer.read(path, text)
     except TraceUnreadable:

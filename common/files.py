@@ -37,6 +37,14 @@ def read_regular(path: str | Path, max_bytes: int) -> bytes:
     return data
 
 
+def require_regular(path: str | Path) -> None:
+    """NotReadable unless `path` is a regular file (OSError when it cannot be looked at):
+    the check to make before a file is opened by code that would block on a FIFO."""
+    mode = os.stat(path).st_mode
+    if not stat.S_ISREG(mode):
+        raise NotReadable(f"{path}: not a regular file ({_kind(mode)})")
+
+
 def _kind(mode: int) -> str:
     if stat.S_ISFIFO(mode):
         return "a FIFO"

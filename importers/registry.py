@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-import stat
 from pathlib import Path
 
+from outcomes.common.files import NotReadable, require_regular
 from outcomes.importers.aider import AiderImporter
 from outcomes.importers.base import Importer
 from outcomes.importers.claude_code import ClaudeCodeImporter
@@ -35,13 +35,13 @@ def _regular(path: Path) -> None:
     """TraceUnreadable unless `path` is a regular file (a FIFO would block the read, a
     device such as /dev/zero would never end it)."""
     try:
-        mode = path.stat().st_mode
+        require_regular(path)
     except FileNotFoundError:
         raise TraceUnreadable(f"{path}: no such file") from None
+    except NotReadable as exc:
+        raise TraceUnreadable(str(exc)) from None
     except OSError as exc:
         raise TraceUnreadable(f"{path}: cannot be read ({exc.strerror})") from None
-    if not stat.S_ISREG(mode):
-        raise TraceUnreadable(f"{path}: not a regular file")
 
 
 def read_text(path: Path) -> str:

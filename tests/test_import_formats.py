@@ -576,7 +576,7 @@ def test_a_file_that_cannot_be_read_is_one_line_and_exit_1(tmp_path: Path) -> No
     missing = outcomes("import", str(tmp_path / "nope.jsonl"), "--format", "claude-code-jsonl")
     assert missing.returncode == 1 and "no such file" in missing.stderr
     folder = outcomes("import", str(tmp_path))
-    assert folder.returncode == 1 and "cannot be read (Is a directory)" in folder.stderr
+    assert folder.returncode == 1 and "not a regular file (a directory)" in folder.stderr
     wrong = outcomes("import", str(junk), "--format", "mini-swe-agent")
     assert wrong.returncode == 1 and "not a mini-swe-agent trace" in wrong.stderr
 
