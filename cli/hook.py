@@ -45,6 +45,7 @@ import click
 import orjson
 
 from outcomes.cli import options
+from outcomes.cli.hook_install import install_command
 from outcomes.importers.base import obj
 from outcomes.importers.claude_hooks import (
     assemble,
@@ -74,6 +75,9 @@ def default_state_dir() -> Path:
 @click.group()
 def hook() -> None:
     """Agent hooks that publish a live session's events (see docs/integrations.md)."""
+
+
+hook.add_command(install_command)
 
 
 @hook.command("claude-code")

@@ -88,3 +88,11 @@ def test_settings_that_are_not_settings_are_left_alone(tmp_path: Path, content: 
 def test_a_hook_list_that_is_not_a_list_is_refused() -> None:
     with pytest.raises(InstallError, match=r"hooks\.Stop"):
         merged({"hooks": {"Stop": "outcomes"}}, "x hook claude-code")
+
+
+def test_it_is_outcomes_hook_install(tmp_path: Path) -> None:
+    from outcomes.cli.hook import hook
+
+    result = CliRunner().invoke(hook, ["install", "--project-dir", str(tmp_path)])
+    assert result.exit_code == 0, result.output
+    assert (tmp_path / ".claude" / "settings.json").exists()
