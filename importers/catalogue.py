@@ -634,9 +634,11 @@ TOOLS: tuple[Tool, ...] = (
         kind="build",
         delegates=True,
         lines=(
-            _p(r"^\s*Tasks:\s+\d+ successful, \d+ total\s*$"),
+            # every task successful: the two numbers agree
+            _p(r"^\s*Tasks:\s+(\d+) successful, \1 total\s*$"),
+            _f(r"^\s*Tasks:\s+(\d+) successful, (?!\1 total)\d+ total\s*$"),
             _f(r"^\s*Failed:\s+\S+.*$"),
-            _f(r"^\s*ERROR\s+run failed: .*$"),
+            _f(r"^\s*ERROR\s+(?:run failed: |\S+#\S+: ).*$"),
         ),
         source="https://turborepo.com/docs/reference/run",
     ),
@@ -1042,7 +1044,7 @@ TOOLS: tuple[Tool, ...] = (
         ("detekt", "detekt-cli"),
         kind="lint",
         silent=True,
-        lines=(_c(r"^Build failed with (?P<problems>\d+) weighted issues?\.?\s*$"),),
+        lines=(_c(r"^(?:Build|Analysis) failed with (?P<problems>\d+) weighted issues?\b.*$"),),
         source="https://detekt.dev/docs/gettingstarted/cli",
     ),
     # -- Ruby --------------------------------------------------------------------------

@@ -441,3 +441,11 @@ def test_python_project_scripts_and_package_executors() -> None:
     for line in ("npm exec -- jest", "pnpm exec jest", "bun x jest", "yarn dlx jest"):
         ((found, result),) = read_command(line, "Tests:       2 passed, 2 total", None).checks
         assert (found.runner, result.result) == ("jest", "pass"), line
+
+
+def test_a_cut_turbo_summary_fails_when_not_every_task_succeeded() -> None:
+    # only the last lines survived `| tail -3`: the count line alone decides
+    cut = " Tasks:    1 successful, 2 total\nCached:    0 cached, 2 total\n  Time:    2.1s"
+    assert checks("npx turbo run build | tail -3", cut, 0)[0][1] == "fail"
+    ok = " Tasks:    2 successful, 2 total\nCached:    1 cached, 2 total\n  Time:    2.1s"
+    assert checks("npx turbo run build | tail -3", ok, 0)[0][1] == "pass"

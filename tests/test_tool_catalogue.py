@@ -865,7 +865,7 @@ SAMPLES: dict[str, tuple[Case, Case]] = {
         (
             "detekt --input src",
             "complexity - 10min debt\n\tLongMethod - [run] at /w/App.kt:3:5\n\n"
-            "Build failed with 1 weighted issues.",
+            "Build failed with 1 weighted issues (threshold defined was 0).",
             None,
             "fail",
         ),
