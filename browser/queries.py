@@ -217,7 +217,9 @@ def runs_page(session: Session, f: RunFilter, now: datetime | None = None) -> Ru
             "ORDER BY created_at DESC LIMIT {scan:UInt32}",
             {"scan": scan},
         )
-        sql = statement("WHERE run_id IN {candidates:Array(String)}\n")
+        # PREWHERE: FINAL turns off moving the key's filter there by itself; reading
+        # only the candidates' rows of the granules the key finds is several times less.
+        sql = statement("PREWHERE run_id IN {candidates:Array(String)}\n")
         candidates = list(dict.fromkeys(str(r[0]) for r in newest))
         found = session.rows(sql, {**params, "candidates": candidates})
         if len(newest) < scan:  # every revision was scanned
@@ -243,7 +245,7 @@ def run_rows(session: Session, ids: Sequence[str]) -> list[RunRow]:
         "max(created_at), argMax(`predicates.predicate_id`, revision), "
         "argMax(length(`contradictions.subject`), revision), "
         "argMax(countEqual(`effects.state`, 'unknown'), revision)\n"
-        f"FROM {session.table(_ROWS)}\nWHERE run_id IN {{ids:Array(String)}}\nGROUP BY run_id",
+        f"FROM {session.table(_ROWS)}\nPREWHERE run_id IN {{ids:Array(String)}}\nGROUP BY run_id",
         {"ids": list(ids)},
     )
     claims = {
