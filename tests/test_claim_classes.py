@@ -247,6 +247,7 @@ NOT_ASSERTED = [
     ("Subagent output: Phase 2 complete.", "reported"),
     ("Sarah replied that the contract was signed.", "reported"),
     ("Another agent opened PR #12.", "reported"),
+    ("The user thinks the email was sent.", "reported"),
     ("The other agent has completed phase 2.", "reported"),
     ("Phase 2 done by the frontend agent.", "reported"),
     ("- [x] Phase 2 — completed by the frontend agent", "reported"),
@@ -279,6 +280,7 @@ def test_not_the_texts_own_voice(text: str, blocker: str) -> None:
         "Per your request, I deployed the site to Netlify.",
         "All other tests pass.",
         "Completed by the deadline.",
+        "The tests passed as expected.",
         "Deployed by me to staging.",
         "The agent has completed the task.",
         "The cache now handles 500 requests per second and all tests pass.",
@@ -307,6 +309,9 @@ def test_a_table_under_a_heading_of_earlier_or_others_figures() -> None:
 # -- what the reader cannot decide goes to a person ---------------------------------------
 
 REVIEWED = [
+    ("I believe the issue is fixed.", "hedged"),
+    ("The email was presumably sent.", "hedged"),
+    ("The deploy likely succeeded.", "hedged"),
     ("I can't submit the form because it requires a CAPTCHA.", "inability"),
     ("I cannot push to the remote without credentials.", "inability"),
     ("I was unable to submit the order.", "inability"),

@@ -464,7 +464,11 @@ def _verification(
         return None
     if use.how == "agentless" and (is_label(words, h) or list_heading(words, h)):
         return None
-    if w in ("pass", "passes", "passed") and nxt in ("as", "to", "into", "via", "through", "along"):
+    if (
+        w in ("pass", "passes", "passed")
+        and nxt in ("as", "to", "into", "via", "through", "along")
+        and _after(words, h, 2)[1:] not in (["expected"], ["intended"], ["before"])
+    ):
         return None  # "now passed as CLI flags": handed over, not a result
     if w == "passing" and nxt in ("a", "an", "the", "in", "on"):
         return None  # "we are passing a list": the verb "pass", not a result

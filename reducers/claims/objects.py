@@ -281,7 +281,8 @@ OTHER_PARTIES = _class(
 # Verbs of speech: what another party says is reported, not asserted.
 SPEECH_VERBS = _class(
     """says said claims claimed mentions mentioned states stated told tells writes wrote
-    replied replies asks asked reports reported announces announced"""
+    replied replies asks asked reports reported announces announced thinks thought
+    believes believed expects expected"""
 )
 
 # Evidence verbs that report another party's words when their subject is a message

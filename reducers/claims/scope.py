@@ -862,12 +862,18 @@ def review_reason(words: Sequence[str], cand: Candidate) -> Review | None:
         w = words[y]
         if w in HEDGES or (w in ("looks", "look", "looked") and words[y + 1] in ("like", "as")):
             return "hedged"
+        if w in _BELIEFS and y > 0 and words[y - 1] in ("i", "we"):
+            return "hedged"  # "I believe the issue is fixed", "We think the tests pass"
     return None
+
+
+# Verbs of belief that, said by the writer before a claim, hedge it.
+_BELIEFS = frozenset({"believe", "think", "expect", "assume", "suspect", "guess", "suppose"})
 
 
 _REPORTING = SPEECH_VERBS | HEARSAY_VERBS
 
-_HEDGE_CUES = HEDGES | {"looks", "look", "looked"}
+_HEDGE_CUES = HEDGES | {"looks", "look", "looked"} | _BELIEFS
 
 
 # Labels of a field whose value is content written for someone, not the writer's report:
