@@ -751,7 +751,17 @@ TOOLS: tuple[Tool, ...] = (
     Tool(
         "create-* scaffolders",
         "javascript",
-        ("create-react-app", "create-next-app", "create-vite", "create-t3-app"),
+        (
+            "create-react-app",
+            "create-next-app",
+            "create-vite",
+            "create-t3-app",
+            "create-vue",
+            "create-svelte",
+            "create-remix",
+            "create-astro",
+            "create-expo-app",
+        ),
         effect=EffectSpec(
             "install",
             "scaffold",
@@ -1181,7 +1191,7 @@ TOOLS: tuple[Tool, ...] = (
         "composer install/require",
         "php",
         ("composer",),
-        sub=("install", "require", "update"),
+        sub=("install", "require", "update", "create-project"),
         effect=_install(
             "Packagist",
             r"^(?:Generating (?:optimized )?autoload files|Package operations: .*|"

@@ -18,6 +18,7 @@ import re
 import tomllib
 
 from outcomes.importers.checks import Scripts
+from outcomes.importers.shell import split_command
 
 PACKAGE_FILES = frozenset({"package.json"})
 MAKE_FILES = frozenset({"Makefile", "makefile", "GNUmakefile"})
@@ -174,6 +175,9 @@ def pyproject_scripts(text: str) -> dict[str, str]:
     return out
 
 
+_PRINTERS = frozenset({"cat", "bat", "batcat", "head", "less", "more", "nl"})
+
+
 class ScriptBook:
     """The scripts seen so far in a trace, updated step by step (mutable while a trace
     is read; `scripts()` is the view at that moment)."""
@@ -202,12 +206,17 @@ class ScriptBook:
             self._python.update(pyproject_scripts(text))
 
     def saw_shell(self, command: str, output: str | None) -> None:
-        """`cat package.json` and the like print a file whole."""
+        """`cat package.json`, `head -80 Makefile`, `cd web && cat package.json`: a
+        command line whose one printing command names one file shows that file (whole or
+        its first lines, which the parsers take as a fragment)."""
         if not output:
             return
-        m = re.fullmatch(r"\s*(?:cat|bat -p|bat)\s+(\S+)\s*", command)
-        if m:
-            self.saw(m.group(1).strip("'\""), output)
+        printing = [s for s in split_command(command) if s.program in _PRINTERS]
+        if len(printing) != 1 or printing[0].piped_out:
+            return
+        files = [w for w in printing[0].words[1:] if not w.startswith("-") and not w.isdigit()]
+        if len(files) == 1:
+            self.saw(files[0], output)
 
     def scripts(self) -> Scripts:
         return Scripts(dict(self._package), dict(self._recipes), dict(self._python))

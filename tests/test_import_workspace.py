@@ -168,3 +168,12 @@ def test_a_makefile_printed_by_cat_names_what_a_recipe_runs() -> None:
         shell(3, "make serve", "", 0),
     ]
     assert receipts(steps) == [("make all", "pass")]
+
+
+def test_the_first_lines_of_a_package_json_printed_by_head_name_its_scripts() -> None:
+    shown = '{\n  "name": "web",\n  "scripts": {\n    "qa": "vitest run",\n'
+    steps = [
+        shell(1, "cd web && head -20 package.json", shown, 0),
+        shell(2, "npm run qa", "      Tests  1 failed | 3 passed (4)", None),
+    ]
+    assert receipts(steps) == [("npm run qa", "fail")]
