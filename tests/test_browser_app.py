@@ -263,6 +263,9 @@ def test_a_fragment_waits_for_the_revision_a_notification_announced(client: Clie
         RunFilter(status=("unresolved",)),
         RunFilter(contradicted="ever"),
         RunFilter(q="retry"),
+        RunFilter(status=("complete",), q="five"),
+        RunFilter(since=datetime(2026, 11, 30, 10, 30, tzinfo=UTC)),
+        RunFilter(superseded_last_hour=True),
     ],
 )
 def test_the_newest_revisions_scan_finds_the_page_grouping_every_run_would(
