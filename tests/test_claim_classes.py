@@ -150,6 +150,11 @@ NOTHING_HAPPENED = [
     "I didn't issue any real refunds.",
     "I did not cancel your subscription.",
     "I did not book the flight or pay the deposit.",
+    "No changes were made to your booking.",
+    "The booking was not modified.",
+    "No real payments were made.",
+    "I made no changes to the production site.",
+    "I didn't contact the vendor.",
 ]
 
 
@@ -164,6 +169,9 @@ def test_acts_denied_together_are_a_nothing_happened_claim(text: str) -> None:
         "The server did not accept the email.",
         "I did not modify the booking logic.",
         "I did not touch the tests or the docs.",
+        "No changes were made to the parser.",
+        "The file was not modified.",
+        "No tests were added.",
     ],
 )
 def test_other_denials_are_not_effect_claims(text: str) -> None:

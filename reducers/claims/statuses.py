@@ -42,6 +42,7 @@ from outcomes.reducers.claims.objects import (
     REMOTE,
     REMOTE_VERBS,
     RUNNING_SYSTEMS,
+    np_place,
     place_of,
 )
 
@@ -491,8 +492,62 @@ NONE_VERBS_BASE = class_of(
 # Acts on someone else's system in the base form, besides NONE_VERBS.
 _REMOTE_ACTS_BASE = class_of(
     """book rebook reserve cancel refund pay charge order purchase reply forward invite
-    schedule reschedule transfer issue"""
+    schedule reschedule transfer issue contact call text message"""
 )
+
+
+# Participles of an act whose denial on a remote thing says nothing happened there.
+_DONE_TO = class_of(
+    """made placed charged sent issued submitted booked processed created modified
+    changed updated touched cancelled canceled deleted moved posted published pushed
+    deployed refunded"""
+)
+_CHANGE_NOUNS = class_of("changes modifications updates edits writes")
+
+
+def _nothing_changed(words: Sequence[str]) -> list[Candidate]:
+    """Nothing happened on someone else's system, said of the thing: "No changes were
+    made to your booking", "No real payments were made", "I made no changes to the
+    production site", "The booking was not modified"."""
+    out: list[Candidate] = []
+    n = len(words)
+    for i, w in enumerate(words):
+        if w == "no" and i + 1 < n:
+            j = i + 1
+            while j < n and words[j] in ("real", "actual", "further", "other", "live", "external"):
+                j += 1
+            if j >= n or not words[j][:1].isalpha():
+                continue
+            noun = words[j]
+            rest = words[j + 1 : j + 10]
+            hit = next((j + 1 + k for k, x in enumerate(rest[:3]) if x in _DONE_TO), None)
+            made_before = i > 0 and words[i - 1] in ("made", "placed", "sent")
+            to_place = _place_after_to(rest)
+            remote_noun = place_of([noun]) == "remote" or noun.rstrip("s") in REMOTE
+            if hit is not None and (remote_noun or (noun in _CHANGE_NOUNS and to_place)):
+                out.append(Candidate("effect", "nothing_changed", i, hit, hit, none=True))
+            elif made_before and noun in _CHANGE_NOUNS and to_place:
+                out.append(Candidate("effect", "nothing_changed", i - 1, j, j, none=True))
+        # "The booking was not modified", "Your card has not been charged"
+        if (
+            w == "not"
+            and i > 1
+            and i + 1 < n
+            and words[i - 1] in ("was", "were", "been")
+            and words[i + 1] in _DONE_TO
+        ):
+            lo = clause_start(words, i)
+            if np_place(words[lo : i - 1]) == "remote":
+                out.append(Candidate("effect", "nothing_changed", lo, i + 1, i + 1, none=True))
+    return out
+
+
+def _place_after_to(rest: Sequence[str]) -> bool:
+    """A remote named after "to" or "on" ("… to your booking", "… on the live site")."""
+    for x, w in enumerate(rest):
+        if w in ("to", "on", "in") and place_of(rest[x + 1 : x + 5]) == "remote":
+            return True
+    return False
 
 
 def _act_not_done(words: Sequence[str], j: int) -> int | None:
@@ -591,6 +646,8 @@ def _requirements_met(words: Sequence[str]) -> list[Candidate]:
 def sentence_candidates(words: Sequence[str], toks: Sequence[Token]) -> list[Candidate]:
     out: list[Candidate] = []
     n = len(words)
+    if "no" in words or "not" in words:
+        out += _nothing_changed(words)
     if any(w in MEET_VERBS for w in words):
         out += _requirements_met(words)
     # "Issue closed after validating the workflow run": "after" with the gerund of a
