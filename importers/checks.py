@@ -96,6 +96,14 @@ def check_of(simple: Simple, scripts: Scripts | None = None, _depth: int = 0) ->
         name = _package_script(prog, args)
         if name is None:
             return None
+        if name not in known.package and prog != "npm" and name in args:
+            # `pnpm vitest run`, `yarn eslint .`: with no script of that name, yarn,
+            # pnpm and bun run the package's binary
+            rest = args[args.index(name) + 1 :]
+            tool = find_tool(name, rest, checks=True)
+            if tool is not None and tool.kind is not None and not tool.delegates:
+                kind = _kind_by_subcommand(tool, rest)
+                return Check(kind, simple.text, tool.name, _focused(tool.name, rest), (tool.name,))
         return _named(simple, prog, name, known.package.get(name), known, _depth)
     if prog in _RECIPE_RUNNERS:
         targets = [a for a in args if not a.startswith("-") and "=" not in a]

@@ -449,3 +449,14 @@ def test_a_cut_turbo_summary_fails_when_not_every_task_succeeded() -> None:
     assert checks("npx turbo run build | tail -3", cut, 0)[0][1] == "fail"
     ok = " Tasks:    2 successful, 2 total\nCached:    1 cached, 2 total\n  Time:    2.1s"
     assert checks("npx turbo run build | tail -3", ok, 0)[0][1] == "pass"
+
+
+def test_yarn_pnpm_and_bun_run_a_packages_binary_when_no_script_has_its_name() -> None:
+    assert checks("pnpm vitest run", "      Tests  3 passed (3)", None) == [
+        ("pnpm vitest run", "pass", 3)
+    ]
+    assert checks("yarn eslint src", "", 0) == [("yarn eslint src", "pass", 1)]
+    # a script of that name is run instead, and read through its body
+    scripts = Scripts({"eslint": "eslint . --max-warnings 0"}, {})
+    ((check, _),) = read_command("yarn eslint", "", 0, scripts=scripts).checks
+    assert check.tools == ("eslint", "yarn scripts")
