@@ -429,6 +429,18 @@ TOOLS: tuple[Tool, ...] = (
         source="https://python-poetry.org/docs/cli/#add",
     ),
     Tool(
+        "conda install",
+        "python",
+        ("conda", "mamba", "micromamba"),
+        sub=("install", "create"),
+        effect=_install(
+            "conda channels",
+            r"^(?:Executing transaction: \.*done|# All requested packages already installed\.)$",
+            r"^(?:PackagesNotFoundError: .*|CondaError: .*|LibMambaUnsatisfiableError: .*)$",
+        ),
+        source="https://docs.conda.io/projects/conda/en/stable/commands/install.html",
+    ),
+    Tool(
         "twine upload",
         "python",
         ("twine",),

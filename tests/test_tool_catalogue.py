@@ -198,6 +198,21 @@ SAMPLES: dict[str, tuple[Case, Case]] = {
             "failed",
         ),
     ),
+    "conda install": (
+        (
+            "conda install -y numpy",
+            "Preparing transaction: done\nVerifying transaction: done\nExecuting transaction: done",
+            None,
+            "completed",
+        ),
+        (
+            "conda install -y nope",
+            "PackagesNotFoundError: The following packages are not available from "
+            "current channels:",
+            None,
+            "failed",
+        ),
+    ),
     "twine upload": (
         (
             "twine upload dist/*",
