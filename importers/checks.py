@@ -72,7 +72,7 @@ _SCRIPT_CHECKS = re.compile(
     r"coverage|spec|format:check|fmt:check|format-check|prettier:check)([:_-].*)?$"
 )
 _NOT_CHECKS = frozenset(
-    {"clean", "install", "run", "serve", "start", "dev", "deploy", "format", "fmt", "all"}
+    {"clean", "install", "run", "serve", "start", "dev", "deploy", "format", "fmt"}
 )
 _PACKAGE_MANAGERS = frozenset({"npm", "yarn", "pnpm", "bun"})
 _MANAGER_COMMANDS = frozenset(
@@ -111,11 +111,15 @@ def check_of(simple: Simple, scripts: Scripts | None = None, _depth: int = 0) ->
             if prog != "make":
                 return None
             return Check("build", simple.text, prog, False, ())
-        if all(t in _NOT_CHECKS for t in targets) and not any(
-            _body_check(known.recipes.get(t), known, _depth) for t in targets
-        ):
+        # `make clean test`: the first target that is a check by its name or its recipe
+        candidates = [
+            t
+            for t in targets
+            if t not in _NOT_CHECKS or _body_check(known.recipes.get(t), known, _depth)
+        ]
+        if not candidates:
             return None
-        name = targets[0]
+        name = candidates[0]
         body = known.recipes.get(name)
         if prog != "make" and not _SCRIPT_CHECKS.match(name) and body is None:
             return None
@@ -212,7 +216,7 @@ def _script_kind(name: str) -> str:
         return "lint"
     if re.match(r"(typecheck|type-check|types|tsc)", name):
         return "typecheck"
-    if re.match(r"(build|compile)", name):
+    if re.match(r"(build|compile|all$)", name):
         return "build"
     return "test"
 

@@ -460,3 +460,14 @@ def test_yarn_pnpm_and_bun_run_a_packages_binary_when_no_script_has_its_name() -
     scripts = Scripts({"eslint": "eslint . --max-warnings 0"}, {})
     ((check, _),) = read_command("yarn eslint", "", 0, scripts=scripts).checks
     assert check.tools == ("eslint", "yarn scripts")
+
+
+def test_make_targets_are_checks_unless_every_one_is_housekeeping() -> None:
+    assert checks("make clean test", "2 passed in 0.1s", 0) == [("make clean test", "pass", 2)]
+    assert checks("make all", "", 0) == [("make all", "pass", 1)]
+    assert checks("make clean install", "", 0) == []
+    # a housekeeping name whose recipe runs a check is read through the recipe
+    scripts = Scripts({}, {"install": "pip install -e . && pytest -q"})
+    assert [c.kind for c, _ in read_command("make install", "", 0, scripts=scripts).checks] == [
+        "test"
+    ]
