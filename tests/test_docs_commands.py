@@ -279,6 +279,18 @@ NOT_RUN.update(
         ("docs/kafka.md", "docker compose -f docker/compose.yaml ps"): (
             "lists the containers the line before starts (a Docker engine's)"
         ),
+        **{
+            ("docs/integrations.md", line): (
+                "writes a Claude Code settings.json (the project's or the user's); "
+                "tests/test_hook_install.py runs it into temporary folders"
+            )
+            for line in (
+                ".venv/bin/outcomes hook install                 # the project's "
+                ".claude/settings.json",
+                ".venv/bin/outcomes hook install --scope user    # ~/.claude/settings.json",
+                ".venv/bin/outcomes hook install --bootstrap broker-1:9092",
+            )
+        },
     }
 )
 
