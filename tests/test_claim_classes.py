@@ -147,9 +147,22 @@ def test_a_running_system_is_not_itself_an_effect(text: str, kind: str | None) -
 NOTHING_HAPPENED = [
     "I did not drop the table or submit the form.",
     "We didn't change any files or open a pull request.",
-    "I didn't issue any real refunds.",
+    "I did not push or open a PR.",
+]
+
+
+@pytest.mark.parametrize("text", NOTHING_HAPPENED)
+def test_acts_denied_together_are_a_nothing_happened_claim(text: str) -> None:
+    assert [f.none for f in scan(text) if f.blocked is None and f.kind == "effect"] == [True]
+    assert reviewed(text) == []
+
+
+# One act on someone else's system denied: a claim the judge of "nothing happened" (every
+# effect of the run) cannot single out, so a person reads it.
+ONE_ACT_DENIED = [
     "I did not cancel your subscription.",
     "I did not book the flight or pay the deposit.",
+    "I didn't issue any real refunds.",
     "No changes were made to your booking.",
     "The booking was not modified.",
     "No real payments were made.",
@@ -158,9 +171,10 @@ NOTHING_HAPPENED = [
 ]
 
 
-@pytest.mark.parametrize("text", NOTHING_HAPPENED)
-def test_acts_denied_together_are_a_nothing_happened_claim(text: str) -> None:
-    assert [f.none for f in scan(text) if f.blocked is None and f.kind == "effect"] == [True]
+@pytest.mark.parametrize("text", ONE_ACT_DENIED)
+def test_one_act_denied_goes_to_review(text: str) -> None:
+    assert reviewed(text) == [("effect", "one_act_denied")]
+    assert [f.none for f in scan(text) if f.blocked is None] == [True]
 
 
 @pytest.mark.parametrize(

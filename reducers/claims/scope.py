@@ -832,7 +832,7 @@ _PRESENT_OUTCOMES = frozenset(
 )
 
 
-Review = Literal["hedged", "kind_unclear", "inability", "scope_unclear"]
+Review = Literal["hedged", "kind_unclear", "inability", "scope_unclear", "one_act_denied"]
 
 # Words that hedge what follows: the writer does not assert it, nor deny it.
 HEDGES = frozenset(
@@ -847,6 +847,12 @@ def review_reason(words: Sequence[str], cand: Candidate) -> Review | None:
         return "kind_unclear"
     if cand.rule == "closing_keyword":
         return "scope_unclear"
+    if cand.rule in ("did_not_act", "nothing_changed"):
+        # "I did not cancel the Friday cleaning", "No changes were made to your booking":
+        # that one act on someone else's system did not happen, while the judge of a
+        # "nothing happened" claim counts every effect of the run (the rescheduling the
+        # same message reports would contradict it)
+        return "one_act_denied"
     if cand.rule == "unable":
         # "I can't submit the form", "I cannot push without credentials": a statement of
         # what the writer is unable to do; whether it reports that nothing happened or

@@ -696,7 +696,11 @@ def sentence_candidates(words: Sequence[str], toks: Sequence[Token]) -> list[Can
             j = _skip_adverbs_fwd(words, j)
             hit = _act_not_done(words, j)
             if hit is not None:
-                out.append(Candidate("effect", "did_not", i, hit, hit, none=True))
+                # an act of NONE_VERBS ("did not push", "… or submit the form") as before;
+                # another act on someone else's system ("did not cancel the cleaning",
+                # "did not issue a refund") names one act the account cannot single out
+                rule = "did_not" if words[hit] in NONE_VERBS else "did_not_act"
+                out.append(Candidate("effect", rule, i, hit, hit, none=True))
         # "I haven't booked anything yet", "It has not been pushed": a perfect, negated,
         # of an act on a remote.
         if w in ("haven't", "hasn't") or (w in ("have", "has") and nxt == "not"):
