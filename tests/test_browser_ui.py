@@ -69,6 +69,23 @@ def chromium_ws() -> Iterator[str]:
         yield websocket
 
 
+# The lowest contrast ratio (WCAG 2) of any state, tag or link text against the
+# background it is drawn on.
+CONTRAST = """(() => {
+  const rgb = (c) => c.match(/[\\d.]+/g).slice(0, 4).map(Number);
+  const lum = ([r, g, b]) => [r, g, b].map(v => { v /= 255;
+    return v <= 0.03928 ? v / 12.92 : ((v + 0.055) / 1.055) ** 2.4; })
+    .reduce((a, v, i) => a + v * [0.2126, 0.7152, 0.0722][i], 0);
+  const back = (el) => { for (; el; el = el.parentElement) {
+    const c = rgb(getComputedStyle(el).backgroundColor);
+    if (c.length < 4 || c[3] > 0) return c; } return [255, 255, 255]; };
+  const ratios = [...document.querySelectorAll('.state, .tag, a, .muted, code')].map(el => {
+    const a = lum(rgb(getComputedStyle(el).color)), b = lum(back(el));
+    return (Math.max(a, b) + 0.05) / (Math.min(a, b) + 0.05); });
+  return Math.min(...ratios);
+})()"""
+
+
 def rows_js() -> str:
     return "[...document.querySelectorAll('#runs-body tr[data-run]')].map(r => r.dataset.run)"
 
@@ -130,6 +147,7 @@ async def journey(websocket: str, base: str) -> dict[str, Any]:
                 " return [d.open, d.innerText, document.activeElement.tagName]; })()"
             )
             await tab.shoot("run-revision-1-evidence")
+            seen["contrast"] = await tab.value(CONTRAST)
 
             # Compare revision 1 with the latest.
             await tab.value("document.getElementById('cmp-a').value = '1'")
@@ -183,6 +201,7 @@ def test_a_person_finds_the_contradicted_run_and_what_was_true_then(
     assert is_open and focused == "SUMMARY"
     assert "check:unit" in card and "chk-1" in card and "snap-1" in card
     assert "run-five-files-06" in card  # the receipt event the check came from
+    assert seen["contrast"] >= 4.5  # WCAG AA for text
     assert seen["compare_url"] == f"/runs/{RUN}/compare?a=1&b=3"
     assert ["status", "Unresolved: not confirmed", "Complete"] in seen["differences"]
     assert len(seen["charts"]) == 5 and all(c[0] == "img" and c[1] and c[2] for c in seen["charts"])
@@ -192,4 +211,4 @@ def test_a_person_finds_the_contradicted_run_and_what_was_true_then(
     assert elsewhere == []
     assert seen["errors"] == []
     with capsys.disabled():
-        print(f"\nbrowser screenshots: {SHOTS}")
+        print(f"\nbrowser screenshots: {SHOTS}; lowest text contrast {seen['contrast']:.2f}")
