@@ -227,6 +227,7 @@ BACKSHIFTED = [
     ("I confirmed that the changes had been committed and pushed.", "effect"),
     ("Verified that all migrations had been applied to the database.", "persistence"),
     ("We made sure that the branch had been pushed.", "effect"),
+    ("By the end of the session, all changes had been committed and pushed.", "effect"),
 ]
 
 

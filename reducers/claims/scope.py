@@ -230,8 +230,10 @@ def blocker(
             return "past_failure"
     # An earlier time: pluperfect, "previously", "in a previous session" — unless the
     # speaker says its own earlier act stands ("I had already booked the flight").
-    standing = _own_standing(words, clause_lo, h, cand) or (
-        "that" in present and _backshifted(words, lo)
+    standing = (
+        _own_standing(words, clause_lo, h, cand)
+        or ("that" in present and _backshifted(words, lo))
+        or ("by" in present and _by_the_end(words, lo))
     )
     if not standing and _earlier_opening(words, h):
         return "past"  # "Previously, the form was submitted twice"
@@ -475,6 +477,17 @@ def _done_by_doer(words: Sequence[str], h: int, clause_hi: int) -> bool:
     return any(w in _DOERS or w in OTHER_PARTIES for w in party) and not any(
         w in ("me", "us", "i", "we", "this") for w in party
     )
+
+
+def _by_the_end(words: Sequence[str], lo: int) -> bool:
+    """ "By the end of the session, all changes had been committed and pushed": a
+    pluperfect measured from the end of this run holds at its end."""
+    for x in range(min(lo, len(words) - 2)):
+        if words[x] == "by" and words[x + 1 : x + 3] in (["the", "end"], ["this", "point"]):
+            return True
+        if words[x] == "by" and words[x + 1] in ("now", "then"):
+            return words[x + 1] == "now"
+    return False
 
 
 def _own_standing(words: Sequence[str], lo: int, h: int, cand: Candidate) -> bool:
