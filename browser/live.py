@@ -21,6 +21,8 @@ from typing import Any
 
 import orjson
 
+from outcomes.common.settings import Settings
+
 log = logging.getLogger(__name__)
 
 QUEUE_ITEMS = 256
@@ -100,7 +102,6 @@ class LiveSource:
 
     def __init__(self, feed: Feed, bootstrap: str | None = None) -> None:
         # lazy: the consumer SDK (confluent-kafka) only when the browser goes live
-        from outcomes.common.settings import Settings
         from outcomes.streams.sdk.consumer import OutcomesConsumer
 
         settings = Settings.load(bootstrap=bootstrap)
