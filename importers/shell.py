@@ -75,7 +75,7 @@ _BLANK = re.compile(r"[ \t\r]+")
 _REDIRECT = re.compile(r"&>>|&>|>>|>\||>&|>|<<<|<<-|<<|<&|<>|<")
 _FD = re.compile(r"\d+-?|-")
 _HEREDOC_WORD = re.compile(r"[ \t]*(['\"]?)([A-Za-z0-9_.\-]+)\1")
-_SUBSTITUTION = re.compile(r"[()'\"{}]")
+_SUBSTITUTION = re.compile(r"<<-?|[()'\"{}]")
 
 
 class _Unbalanced(ValueError):
@@ -249,6 +249,13 @@ class _Scanner:
                 break
             ch = m.group(0)
             j = m.end()
+            if ch.startswith("<<"):
+                # a heredoc inside the substitution: its body is text, quotes and all
+                h = _HEREDOC_WORD.match(text, j)
+                if h is None:
+                    continue
+                j = self.skip_body(text.find("\n", h.end()) + 1, h.group(2), ch == "<<-")
+                continue
             if ch in {"'", '"'}:
                 close = text.find(ch, j)
                 if close < 0:
@@ -265,19 +272,27 @@ class _Scanner:
         raise _Unbalanced
 
     def skip_heredocs(self) -> None:
-        """Skip the bodies of the heredocs opened on the line just ended, line by line."""
-        text, n = self.text, self.n
+        """Skip the bodies of the heredocs opened on the line just ended."""
         for delimiter, strip_tabs in self.heredocs:
-            while self.i < n:
-                self.steps += 1
-                newline = text.find("\n", self.i)
-                end = n if newline < 0 else newline
-                body_line = text[self.i : end]
-                self.i = min(end + 1, n)
-                candidate = body_line.lstrip("\t") if strip_tabs else body_line
-                if candidate.strip() == delimiter:
-                    break
+            self.i = self.skip_body(self.i, delimiter, strip_tabs)
         self.heredocs.clear()
+
+    def skip_body(self, i: int, delimiter: str, strip_tabs: bool) -> int:
+        """The index after the heredoc body that starts at `i`, read line by line up to
+        its delimiter line (the end of the text when there is none)."""
+        text, n = self.text, self.n
+        if i <= 0:
+            return n
+        while i < n:
+            self.steps += 1
+            newline = text.find("\n", i)
+            end = n if newline < 0 else newline
+            body_line = text[i:end]
+            i = min(end + 1, n)
+            candidate = body_line.lstrip("\t") if strip_tabs else body_line
+            if candidate.strip() == delimiter:
+                return end  # the newline after the delimiter belongs to what follows
+        return n
 
 
 def tokenize(line: str) -> Tokens:

@@ -87,3 +87,10 @@ def test_redirections_name_the_files_written() -> None:
     assert both.writes == ("make.log",)
     first, _ = split_command("pytest 2>&1 | tee out.txt")
     assert first.piped_out and first.writes == ()
+
+
+def test_a_heredoc_inside_a_substitution_is_text_whatever_its_quotes() -> None:
+    line = "git commit -m \"$(cat <<'EOF'\nit's the fix (for #12\nEOF\n)\" && git push origin main"
+    commit, push = split_command(line)
+    assert commit.words[:2] == ("git", "commit") and "it's the fix" in commit.words[3]
+    assert push.words == ("git", "push", "origin", "main")
