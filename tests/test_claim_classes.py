@@ -488,3 +488,14 @@ def test_every_prefix_of_a_message_is_read(text: str) -> None:
     # a message may end anywhere: mid-sentence, with no stop, right after a state word
     for cut in range(1, len(text) + 1):
         scan(text[:cut])
+
+
+def test_a_draft_written_for_someone_is_its_own_text() -> None:
+    text = (
+        "**Draft reply:**\n\nHi Sam, your refund has been processed and the booking is "
+        "cancelled.\n\n## Done\n\nThe booking was cancelled in the portal.\n"
+    )
+    found = [(text[f.start : f.end], f.blocked) for f in scan(text)]
+    assert ("your refund has been processed", "quoted") in found
+    assert ("the booking is cancelled", "quoted") in found
+    assert ("The booking was cancelled", None) in found

@@ -76,6 +76,8 @@ def blocker(
         present = present_words(words)
     if sentence.role == "quote" or _field_content(words, cand.lo):
         return "quoted"
+    if sentence.section and sentence.role != "heading" and _written_for_someone(sentence.section):
+        return "quoted"  # the text under "**Draft reply:**", "### Proposed message"
     if sentence.checked is False:
         return "unchecked"
     if sentence.lead and offered(sentence.lead):
@@ -899,6 +901,20 @@ _HEDGE_CUES = HEDGES | {"looks", "look", "looked"} | _BELIEFS
 # "Description: A reply was sent to the client …" describes a ticket. (Not "Subject:" or
 # "Title:": an agent's own mail subject, "Subject: Completed bead ke5", is its report.)
 FIELD_LABELS = frozenset({"description", "body", "content"})
+
+
+# A section that holds a text written for someone else to read: a draft, a template, a
+# proposed message. What it says is the message's, not the writer's report.
+_FOR_SOMEONE = frozenset({"draft", "drafted", "proposed", "suggested", "sample", "template"})
+_MESSAGE_WORDS = frozenset(
+    {"reply", "message", "email", "response", "comment", "post", "announcement", "note"}
+    | {"text", "body", "copy", "letter", "tweet", "update"}
+)
+
+
+def _written_for_someone(section: str) -> bool:
+    words = set(re.findall(r"[a-z]+", section))
+    return not _FOR_SOMEONE.isdisjoint(words) and not _MESSAGE_WORDS.isdisjoint(words)
 
 
 def _field_content(words: Sequence[str], lo: int) -> bool:
