@@ -5,6 +5,7 @@ failure or an earlier time). docs/claims.md, "What is not a present assertion".
 
 from __future__ import annotations
 
+import functools
 import itertools
 import re
 from collections.abc import Sequence
@@ -726,6 +727,7 @@ _PLAN_SECTIONS = frozenset(
 )
 
 
+@functools.lru_cache(maxsize=512)
 def _plan_section(section: str) -> bool:
     words = re.findall(r"[a-z][a-z'-]*", section)
     # (a "Test plan" lists the checks made: its ticked items are reports)
@@ -798,6 +800,7 @@ _EARLIER_TABLES = PAST_CUES | frozenset({"baseline", "before", "previous", "upst
 _OTHERS_TABLES = frozenset({"reported", "according", "their", "agent's", "team's", "user's"})
 
 
+@functools.lru_cache(maxsize=512)
 def _table_source(section: str) -> Blocker | None:
     heading = set(re.findall(r"[a-z][a-z'-]*", section))
     if not _EARLIER_TABLES.isdisjoint(heading):
@@ -912,6 +915,7 @@ _MESSAGE_WORDS = frozenset(
 )
 
 
+@functools.lru_cache(maxsize=512)
 def _written_for_someone(section: str) -> bool:
     words = set(re.findall(r"[a-z]+", section))
     return not _FOR_SOMEONE.isdisjoint(words) and not _MESSAGE_WORDS.isdisjoint(words)
