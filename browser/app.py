@@ -134,8 +134,8 @@ def routes(browser: Browser) -> Sequence[BaseRoute]:
         target = str(request.url_for("runs").path)
         response = RedirectResponse(target, 303, headers=SECURITY_HEADERS)
         response.set_cookie(
-            COOKIE, browser.token, httponly=True, samesite="strict", path="/",
-            secure=request.url.scheme == "https",
+            COOKIE, browser.token, httponly=True, samesite="strict",
+            path=request.scope.get("root_path") or "/", secure=request.url.scheme == "https",
         )  # fmt: skip
         return response
 
