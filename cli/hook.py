@@ -56,6 +56,7 @@ from outcomes.importers.claude_hooks import (
     steps_of,
 )
 from outcomes.importers.derive import derive
+from outcomes.importers.policy import PolicyError, with_policy
 from outcomes.importers.trace import Finish, Started, Step
 
 # The largest hook payload read (Claude Code's payloads carry a tool's whole response).
@@ -107,6 +108,14 @@ hook.add_command(install_command)
     help="Seconds to wait for another call of the same session; past it the payload is "
     "journaled and its events go with the next call.",
 )
+@click.option(
+    "--policy",
+    "policy_path",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="A requirement policy (TOML). Default: the workspace's .outcomes/policy.toml when "
+    "it holds one, else every check the session ran (in its last state) and every effect "
+    "it attempted.",
+)
 @options.bootstrap
 @options.schema_registry
 def claude_code(
@@ -114,6 +123,7 @@ def claude_code(
     run_id: str | None,
     timeout: float,
     lock_wait: float,
+    policy_path: Path | None,
     bootstrap: str | None,
     schema_registry_url: str | None,
 ) -> None:
@@ -132,6 +142,7 @@ def claude_code(
             bootstrap,
             schema_registry_url,
             lock_wait,
+            policy_path,
         )
     except Exception as exc:  # the agent's session must go on whatever happened here
         message = f"outcomes hook: error: {type(exc).__name__}: {exc}"
@@ -147,6 +158,7 @@ def _handle(
     bootstrap: str | None,
     registry: str | None,
     lock_wait: float = LOCK_WAIT_SECONDS,
+    policy_path: Path | None = None,
 ) -> str | None:
     if len(raw) > MAX_PAYLOAD_BYTES:
         return f"outcomes hook: error: the hook input is larger than {MAX_PAYLOAD_BYTES} bytes"
@@ -170,7 +182,7 @@ def _handle(
     try:
         with _locked(folder / "lock", lock_wait):
             problem = _publish_session(
-                folder, session, payload, run_id, timeout, bootstrap, registry, notes
+                folder, session, payload, run_id, timeout, bootstrap, registry, notes, policy_path
             )
     except LockBusy:
         problem = (
@@ -190,11 +202,12 @@ def _publish_session(
     bootstrap: str | None,
     registry: str | None,
     notes: list[str],
+    policy_path: Path | None = None,
 ) -> str | None:
     """Map the new payloads, derive, spool the new events and publish the spool; what to
     say about it, or None."""
     transcript = str(payload.get("transcript_path") or f"{session}.jsonl")
-    events = _derived(folder, transcript, run_id or run_id_of(session), notes)
+    events = _derived(folder, transcript, run_id or run_id_of(session), notes, policy_path)
     derived_path = folder / "derived.txt"
     known = set(derived_path.read_text().split()) if derived_path.exists() else set()
     new = [e for e in events if e["event_id"] not in known]
@@ -222,7 +235,9 @@ def _publish_session(
     return None
 
 
-def _derived(folder: Path, transcript: str, run_id: str, notes: list[str]) -> list[dict[str, Any]]:
+def _derived(
+    folder: Path, transcript: str, run_id: str, notes: list[str], policy_path: Path | None = None
+) -> list[dict[str, Any]]:
     """The session's events: the payloads journaled since the last call are mapped (each
     once; what was mapped is kept), then the events derived from all the steps. A payload
     whose steps the derivation fails on keeps only its start or stop, so one bad value
@@ -244,6 +259,10 @@ def _derived(folder: Path, transcript: str, run_id: str, notes: list[str]) -> li
             for r, a in zip(rows, added, strict=True)
         ]
         events = derive(assemble(transcript, mapped + added, root), run_id, whole=False)
+    try:
+        events = with_policy(events, policy_path, root)
+    except PolicyError as exc:  # the session goes on under the default policy
+        notes.append(f"policy not applied ({exc}); the default is in force")
     if rows:  # kept, then marked mapped: a crash in between maps them again, never loses
         with (folder / "steps.jsonl").open("ab") as out:
             out.writelines(orjson.dumps(row) + b"\n" for row in rows)

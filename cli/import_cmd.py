@@ -18,6 +18,7 @@ from outcomes.cli import options
 from outcomes.cli.output import OutputUnusable, atomic_output, check_target, usage_failed
 from outcomes.common.files import NotReadable, read_regular
 from outcomes.importers.derive import derive
+from outcomes.importers.policy import PolicyError, with_policy
 from outcomes.importers.registry import FORMATS, IMPORTERS, detect_file
 from outcomes.importers.trace import Message, ToolCall, Trace, TraceUnreadable
 from outcomes.reducers.errors import InvalidEvent
@@ -85,6 +86,14 @@ def _run_id(trace: Trace, path: Path, given: str | None, count: int, index: int)
     help="Refuse a file when more than this share of its tool steps could not be read.",
 )
 @click.option(
+    "--policy",
+    "policy_path",
+    type=click.Path(dir_okay=False, path_type=Path),
+    help="A requirement policy (TOML): the checks, deliverables and effects done requires. "
+    "Default: the workspace's .outcomes/policy.toml when the trace's workspace holds one, "
+    "else every check the run ran (in its last state) and every effect it attempted.",
+)
+@click.option(
     "--produce", is_flag=True, help="Publish the events to Kafka instead of writing them."
 )
 @options.bootstrap
@@ -95,6 +104,7 @@ def import_(
     run_id: str | None,
     out_path: Path | None,
     max_unread_share: float,
+    policy_path: Path | None,
     produce: bool,
     bootstrap: str | None,
     schema_registry_url: str | None,
@@ -140,7 +150,7 @@ def import_(
         for note in notes:
             click.echo(note, err=True)
         traces.append((path, trace, _run_id(trace, path, run_id, len(files), index)))
-    events, invalid = _events(traces)
+    events, invalid = _events(traces, policy_path)
     if produce:
         _produce(events, bootstrap, schema_registry_url)
     else:
@@ -246,14 +256,20 @@ def _dated(trace: Trace) -> tuple[Trace, list[str]]:
     return dataclasses.replace(trace, steps=tuple(steps), started_at=started), undated
 
 
-def _events(traces: list[tuple[Path, Trace, str]]) -> tuple[list[dict[str, Any]], int]:
-    """The events of every trace that validate, and how many did not (each reported)."""
+def _events(
+    traces: list[tuple[Path, Trace, str]], policy_path: Path | None
+) -> tuple[list[dict[str, Any]], int]:
+    """The events of every trace that validate, and how many did not (each reported),
+    under the requirement policy in force (importers/policy.py)."""
     parse = event_parser()
     kept: list[dict[str, Any]] = []
     invalid = 0
     for path, trace, rid in traces:
         try:
-            derived = derive(trace, rid)
+            derived = with_policy(derive(trace, rid), policy_path, trace.root)
+        except PolicyError as exc:
+            click.echo(f"outcomes import: error: {_one_line(str(exc))}", err=True)
+            sys.exit(1)
         except (RecursionError, ValueError, OverflowError) as exc:
             why = f"{type(exc).__name__}: {str(exc)[:200]}"
             click.echo(f"outcomes import: error: {path}: cannot be imported ({why})", err=True)
