@@ -281,3 +281,18 @@ def test_the_newest_revisions_scan_finds_the_page_grouping_every_run_would(
     grouped = queries.runs_page(browser.session, f)
     assert "candidates" not in grouped.sql
     assert (scanned.rows, scanned.more) == (grouped.rows, grouped.more)
+
+
+def test_mounted_behind_the_door_at_a_path_every_link_and_the_cookie_keep_it(
+    browser: Browser,
+) -> None:
+    with DoorServer(app(component(browser, mount="/ui")), name="browser-mounted") as door:
+        login = Client(door.address, None).get(f"/ui/login?token={TOKEN}")
+        assert login.status_code == 303 and login.headers["location"] == "/ui/runs"
+        assert "Path=/ui" in login.headers["set-cookie"]
+        html = Client(door.address, TOKEN).get("/ui/runs").text
+        links = re.findall(r'(?:href|src)="(/[^"]*)"', html)
+        assert links and all(link.startswith("/ui/") for link in links), links
+        assert f'href="/ui/runs/{RUN}"' in html
+        assert Client(door.address, TOKEN).get("/ui/static/app.js").status_code == 200
+        assert Client(door.address, TOKEN).get("/runs").status_code == 404
