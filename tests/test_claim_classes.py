@@ -499,3 +499,12 @@ def test_a_draft_written_for_someone_is_its_own_text() -> None:
     assert ("your refund has been processed", "quoted") in found
     assert ("the booking is cancelled", "quoted") in found
     assert ("The booking was cancelled", None) in found
+
+
+def test_a_table_whose_columns_name_who_did_each_row_is_theirs() -> None:
+    text = (
+        "| Agent | Phase | Status |\n|---|---|---|\n| frontend | 2 | ✅ complete |\n"
+        "| backend | 3 | tests passing |\n\n| Suite | Result |\n|---|---|\n| unit | 120 passed |\n"
+    )
+    found = [(text[f.start : f.end], f.blocked) for f in scan(text)]
+    assert found == [("complete", "reported"), ("tests passing", "reported"), ("120 passed", None)]

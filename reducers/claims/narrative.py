@@ -135,6 +135,7 @@ def _markdown_blocks(text: str) -> list[Block]:
     fresh_item = False
     role: Role = "paragraph"
     header = False
+    columns = ""
     # The line ending in ":" just before each open list introduces it ("You can either:").
     leads: list[str] = []
     last_line = ""
@@ -163,6 +164,10 @@ def _markdown_blocks(text: str) -> list[Block]:
             fresh_item = False
         elif kind == "thead_open":
             header = True
+            if tok.map:  # its text, kept as the rows' lead ("| Agent | Phase | Status |")
+                line = tok.map[0]
+                columns = text[starts[line] : starts[line + 1] if line + 1 < len(starts) else None]
+                columns = columns.strip().lower()
         elif kind == "thead_close":
             header = False
         elif kind == "tr_open" and tok.map and not header:
@@ -170,7 +175,8 @@ def _markdown_blocks(text: str) -> list[Block]:
             # nothing)
             row = tok.map[0]
             end = starts[row + 1] - 1 if row + 1 < len(starts) else len(text)
-            out.append(Block(starts[row], end, "quote" if quote_depth else "row", None, section))
+            role_of_row: Role = "quote" if quote_depth else "row"
+            out.append(Block(starts[row], end, role_of_row, None, section, columns))
         elif kind == "fence" and tok.map:
             out += _fence_blocks(text, starts, tok, quote_depth > 0)
         elif (

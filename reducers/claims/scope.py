@@ -85,10 +85,11 @@ def blocker(
         return "hypothetical"  # an item of "You can either:", "If you want to deploy:"
     if cand.rule == "json_status":
         return None
-    if sentence.role == "row" and sentence.section:
+    if sentence.role == "row" and (sentence.section or sentence.lead):
         # a table under a heading that names whose figures they are: "Baseline (before
-        # my change)", "Results reported by the QA agent", "Upstream CI run"
-        whose = _table_source(sentence.section)
+        # my change)", "Results reported by the QA agent", "Upstream CI run"; or whose
+        # columns name who did or reported each row ("| Agent | Phase | Status |")
+        whose = _table_source(sentence.section) or _columns_source(sentence.lead)
         if whose is not None:
             return whose
     in_parens = _in_parens(words, h)
@@ -812,6 +813,19 @@ def _table_source(section: str) -> Blocker | None:
 
 # The words `_according_to` starts from.
 _HEARSAY_CUES = frozenset({"according", "per", "reported"})
+
+
+# Columns that say who did or reported each row of a table.
+_WHO_COLUMNS = frozenset(
+    {"agent", "agents", "subagent", "sub-agent", "owner", "assignee", "reporter", "source"}
+    | {"author", "team", "reviewer", "worker"}
+)
+
+
+@functools.lru_cache(maxsize=512)
+def _columns_source(columns: str) -> Blocker | None:
+    names = set(re.findall(r"[a-z][a-z-]*", columns))
+    return "reported" if not _WHO_COLUMNS.isdisjoint(names) else None
 
 
 # Parties and their records that a "per …" names as the source of what follows.
