@@ -15,7 +15,7 @@ import logging
 import threading
 import time
 import uuid
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncGenerator, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -49,7 +49,7 @@ class Feed:
         for loop, queue in targets:
             loop.call_soon_threadsafe(_offer, queue, data)
 
-    async def stream(self, is_gone: Callable[[], Any]) -> AsyncIterator[bytes]:
+    async def stream(self, is_gone: Callable[[], Any]) -> AsyncGenerator[bytes, None]:
         """One page's event stream until it disconnects: items, and a comment line every
         `KEEPALIVE_SECONDS` so proxies and the page know the stream is alive."""
         queue: asyncio.Queue[bytes | None] = asyncio.Queue(QUEUE_ITEMS)
