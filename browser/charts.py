@@ -149,13 +149,18 @@ SPECS: tuple[_Spec, ...] = (
     _Spec(
         "status-over-time",
         "Runs by status over time",
-        "Each run counted once, by its current status, on the day of its latest revision "
-        "(event time).",
-        """SELECT toStartOfDay(created_at) AS day, status, count() AS runs
-FROM current_accounts
-GROUP BY day, status
-ORDER BY day, status""",
-        ("day", "status", "runs"),
+        "Each run counted once, by its current status, in the hour of its latest revision "
+        "(event time; the last 48 hours that had any).",
+        """SELECT hour, status, runs FROM (
+    SELECT toStartOfHour(created_at) AS hour, status, count() AS runs
+    FROM current_accounts
+    GROUP BY hour, status
+)
+WHERE hour IN (
+    SELECT DISTINCT toStartOfHour(created_at) AS h FROM current_accounts ORDER BY h DESC LIMIT 48
+)
+ORDER BY hour, status""",
+        ("hour", "status", "runs"),
         stacked_bars,
     ),
     _Spec(
