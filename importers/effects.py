@@ -116,7 +116,7 @@ def git_effects(simple: Simple, output: str | None, exit_code: int | None) -> li
             return [Effect(spec.effect_class, target, "failed", bad.group(0).strip(), kind=kind)]
         done = spec.done.search(text) if spec.done else None
         url = _URL.search(done.group(0) if done else text)
-        if done or (url and sub[1] == "create"):
+        if done or url:  # the forge prints the created or changed object's address
             evidence = (done.group(0) if done else url.group(0) if url else "").strip()
             receipt = url.group(0) if url else None
             return [

@@ -471,3 +471,20 @@ def test_make_targets_are_checks_unless_every_one_is_housekeeping() -> None:
     assert [c.kind for c, _ in read_command("make install", "", 0, scripts=scripts).checks] == [
         "test"
     ]
+
+
+def test_forge_comments_and_merges_take_their_state_from_the_output() -> None:
+    url = "https://github.com/o/r/pull/7#issuecomment-123"
+    (comment,) = read_command("gh pr comment 7 --body ok", url, 0).effects
+    assert (comment.effect_class, comment.outcome, comment.receipt) == (
+        "pull_request",
+        "completed",
+        url,
+    )
+    (merged,) = read_command(
+        "gh pr merge 7 --squash", "✓ Squashed and merged pull request #7", 0
+    ).effects
+    assert merged.outcome == "completed"
+    assert read_command("gh pr view 7", "title: x", 0).effects == ()
+    (mr,) = read_command("glab mr merge 12", "✓ Merged!", None).effects
+    assert (mr.effect_class, mr.outcome) == ("pull_request", "completed")
