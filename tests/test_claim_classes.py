@@ -202,6 +202,8 @@ def test_other_denials_are_not_effect_claims(text: str) -> None:
         "The build succeeds.",
         "`cargo build` succeeds.",
         "Compilation succeeds now.",
+        "The build passed with no TypeScript errors.",
+        "Tests passed with 0 failures.",
     ],
 )
 def test_a_check_that_succeeds_is_verification(text: str) -> None:
@@ -214,6 +216,8 @@ def test_a_check_that_succeeds_is_verification(text: str) -> None:
         "If the build succeeds, deploy.",
         "Make sure the build succeeds.",
         "Check that the build succeeds before merging.",
+        "The build passed with 2 errors.",
+        "The suite completed with 3 failures.",
     ],
 )
 def test_a_check_that_may_succeed_is_no_claim(text: str) -> None:

@@ -229,7 +229,14 @@ def blocker(
             return "past_failure"
     for x in range(h + 1, clause_hi + 1) if failures else ():
         if words[x] in ("failed", "crashed", "errored", "broke") or (
-            words[x] in ("failure", "failures", "errors") and "with" in words[h + 1 : x]
+            words[x] in ("failure", "failures", "errors")
+            and "with" in words[h + 1 : x]
+            # ("passed with no TypeScript errors", "with 0 failures": none)
+            and not any(
+                words[k] in ("no", "zero", "without")
+                or (words[k] == "`n" and sentence.tokens[k].raw == "0")
+                for k in range(h + 1, min(x, len(sentence.tokens)))
+            )
         ):
             return "past_failure"
     # An earlier time: pluperfect, "previously", "in a previous session" — unless the
