@@ -656,8 +656,9 @@ def replay_expectation(events: Iterable[Event]) -> Expectation:
 
 def run_log_expectation(records: Iterable[tuple[int, int, bytes]], topic: str) -> Expectation:
     """Fold run-log records ((partition, offset, raw Avro) in run-log order) with `Engine`,
-    as the worker's fold stage does: a redelivery adds nothing new (the worker re-emits
-    the first application's outputs, which are already expected), and an event the
+    as the worker's fold stage does: a redelivered event adds nothing (a later duplicate
+    emits nothing; a record read again after a restart re-emits outputs that are already
+    expected), and an event the
     reducer rejects becomes a dead letter naming its run-log position."""
     codec = Codec()
     engine = Engine()

@@ -18,12 +18,14 @@ Nothing here blocks the loop: `serve` judges only checks that are ready and retu
 
 from __future__ import annotations
 
+import logging
 import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from outcomes.common.text import terminal_safe
 from outcomes.reducers.account import assemble
 from outcomes.reducers.gate import GateInputError, GateResult, check, parse_claim_map
 from outcomes.reducers.state import RunState
@@ -32,6 +34,8 @@ from outcomes.reducers.state import RunState
 MAX_POSITION_EVENTS = 10_000
 # Checks waiting at once in one worker; past it a new check is refused (429 at the door).
 MAX_PENDING = 1_000
+
+log = logging.getLogger("outcomes.worker.gate")
 
 
 class GateBusy(Exception):
@@ -60,7 +64,12 @@ class Stale:
     missing: tuple[str, ...]  # a few of the ids not reached yet, for the caller's log
 
 
-Outcome = GateResult | Stale | GateInputError
+class GateFailure(Exception):
+    """The check could not be made (the run's stored events unreadable, or a bug); the
+    door answers 500 with this one line, and the worker's loop goes on."""
+
+
+Outcome = GateResult | Stale | GateInputError | GateFailure
 
 
 @dataclass
@@ -138,16 +147,21 @@ class GateDesk:
         answered = 0
         for pending in queued:
             request = pending.request
-            state = lookup(request.run_id)
-            reached, missing = position_reached(state, request.position)
-            if not missing:
-                pending.resolve(judge(state, request))
-                answered += 1
-            elif now >= request.deadline:
-                pending.resolve(Stale(reached, len(request.position), tuple(missing[:5])))
-                answered += 1
-            else:
-                keep.append(pending)
+            try:
+                state = lookup(request.run_id)
+                reached, missing = position_reached(state, request.position)
+                if missing and now < request.deadline:
+                    keep.append(pending)
+                    continue
+                if missing:
+                    outcome: Outcome = Stale(reached, len(request.position), tuple(missing[:5]))
+                else:
+                    outcome = judge(state, request)
+            except Exception as exc:  # a bug or an unreadable run: this check, not the loop
+                log.exception("gate check of run %s failed", terminal_safe(request.run_id))
+                outcome = GateFailure(f"{type(exc).__name__}: {exc}")
+            pending.resolve(outcome)
+            answered += 1
         if keep:
             with self._lock:
                 self._pending[:0] = keep

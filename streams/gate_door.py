@@ -41,6 +41,7 @@ from outcomes.streams.gate import (
     CheckRequest,
     GateBusy,
     GateDesk,
+    GateFailure,
     answer_json,
 )
 
@@ -191,6 +192,8 @@ def gate_component(host: GateHost, now: Callable[[], float] = time.monotonic) ->
         outcome = await asyncio.to_thread(pending.wait, wait + 1.0)
         if outcome is None:
             raise Refusal(503, "the worker's loop did not answer the check in time")
+        if isinstance(outcome, GateFailure):
+            raise Refusal(500, f"the check could not be made: {outcome}")
         if isinstance(outcome, GateInputError):
             status = 422 if outcome.code == "unknown_entry" else 400
             raise Refusal(status, str(outcome))

@@ -278,6 +278,14 @@ class RunFolder:
             )
         return event
 
+    def state_of(self, run_id: str) -> RunState | None:
+        """The run's current state for a reader between two records (the gate, SPEC 8):
+        the cached one, else rebuilt from the store; None when the store holds nothing
+        of the run (a run never seen is not cached on a reader's account)."""
+        if run_id not in self.cache and self.store.count(run_id) == 0:
+            return None
+        return self._state(run_id)
+
     def _state(self, run_id: str) -> RunState:
         state = self.cache.get(run_id)
         if state is not None:

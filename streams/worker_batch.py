@@ -15,8 +15,9 @@ producer, both librdkafka, in one poll loop:
 - A commit waits for every produced record's acknowledgement (forwards, outputs,
   changelog), then writes the local stores, then commits the consumed offsets. A crash
   anywhere redoes records after the last commit: the run log has the same order, so the
-  fold reproduces the same outputs byte for byte (or re-emits those of events the store
-  already holds; streams/runfold.py). Nothing relies on Kafka transactions.
+  fold reproduces the same outputs byte for byte (or, for a record the store already
+  applied, re-emits that record's first outputs; a later duplicate of an event emits
+  nothing; streams/runfold.py). Nothing relies on Kafka transactions.
 - A newly assigned run-log partition is restored from its changelog, from the local
   checkpoint to the end, before any of its records is folded.
 """
@@ -33,6 +34,7 @@ from types import FrameType
 from typing import Any
 
 from confluent_kafka import Consumer, KafkaError, KafkaException, Message, Producer, TopicPartition
+from confluent_kafka.admin import AdminClient
 from prometheus_client import CollectorRegistry
 from prometheus_client.exposition import CONTENT_TYPE_PLAIN_0_0_4, generate_latest
 from prometheus_client.metrics_core import CounterMetricFamily, GaugeMetricFamily, Metric
@@ -50,6 +52,10 @@ from outcomes.common.settings import Settings
 from outcomes.reducers.catalog import INPUT_TOPICS, OUTPUT_TOPICS, run_log_topic
 from outcomes.reducers.events import Event
 from outcomes.reducers.records import OutputRecord
+from outcomes.reducers.state import RunState
+from outcomes.streams.gate import GateDesk
+from outcomes.streams.gate_door import GateHost, gate_component, gate_token
+from outcomes.streams.gate_members import Owners, client_id, group_owners, partition_of
 from outcomes.streams.ingest import ingest_record
 from outcomes.streams.merge import Partition, TimestampMerge
 from outcomes.streams.runfold import FoldStats, Origin, RunFolder
@@ -180,6 +186,12 @@ class BatchWorker:
         self.merge = TimestampMerge(
             self._high_watermark, position=self._position, grace=MERGE_GRACE
         )
+        # The pre-display gate (SPEC 8): checks queued by the door's threads, answered by
+        # this loop between batches (streams/gate.py); the door's URL is in the client.id,
+        # where any worker of the group finds a run's owner (streams/gate_members.py).
+        self.gate = GateDesk()
+        self.door_url = f"http://127.0.0.1:{options.web_port}" if options.web_enabled else None
+        self.run_log_partitions: int | None = None
         self.failure: str | None = None
         self.healthy = True  # False once stopping on an error: commit nothing more
         self.assigned_once = False
@@ -204,6 +216,7 @@ class BatchWorker:
         self.consumer = Consumer(
             {
                 **base,
+                **({"client.id": client_id(self.door_url)} if self.door_url else {}),
                 "group.id": options.app_id,
                 "enable.auto.commit": False,
                 "auto.offset.reset": "earliest",
@@ -265,6 +278,9 @@ class BatchWorker:
         committed = consumer.committed(inputs, timeout=30) if inputs else []
         self.merge.assign({(tp.topic, tp.partition): tp.offset for tp in committed})
         mine = sorted(tp.partition for tp in partitions if tp.topic == self.run_log)
+        if mine and self.run_log_partitions is None:
+            metadata = self.consumer.list_topics(self.run_log, timeout=30)
+            self.run_log_partitions = len(metadata.topics[self.run_log].partitions)
         began = time.monotonic()
         fresh: dict[int, PartitionStore] = {}
         for partition in mine:
@@ -471,7 +487,7 @@ class BatchWorker:
         try:
             while self.stopping is None:
                 # Records held by the merge are due within its grace: look again soon.
-                wait = 0.02 if self.merge.buffered else 0.1
+                wait = 0.02 if self.merge.buffered or len(self.gate) else 0.1
                 messages = consume_ready(self.consumer, options.batch_records, wait)
                 now = time.monotonic()
                 if messages:
@@ -482,6 +498,8 @@ class BatchWorker:
                 if messages:
                     now = self.counters.last_input = time.monotonic()  # idle from here
                 self.producer.poll(0)
+                if len(self.gate):
+                    self.gate.serve(self.gate_state)
                 if pending and (now - last_commit >= commit_every or pending >= 50_000):
                     self.commit()
                     last_commit, pending = time.monotonic(), 0
@@ -550,6 +568,25 @@ class BatchWorker:
                 self.options.partitions,
             )
 
+    # -- the gate (SPEC 8) -------------------------------------------------------------
+
+    def run_partition(self, run_id: str) -> int | None:
+        """The run-log partition of a run (None before the first assignment told how
+        many partitions the run log has)."""
+        count = self.run_log_partitions
+        return partition_of(run_id, count) if count else None
+
+    def owns(self, run_id: str) -> bool:
+        """Whether this worker holds the run's state (read from the door's threads)."""
+        partition = self.run_partition(run_id)
+        return partition is not None and partition in self.folders
+
+    def gate_state(self, run_id: str) -> RunState | None:
+        """The run's state for a check, from the loop's own thread."""
+        partition = self.run_partition(run_id)
+        folder = self.folders.get(partition) if partition is not None else None
+        return folder.state_of(run_id) if folder is not None else None
+
     def stats(self) -> dict[str, Any]:
         """The `/outcomes/stats` page (read from the web thread; plain counters)."""
         c = self.counters
@@ -558,6 +595,7 @@ class BatchWorker:
             "engine": "batch",
             "forwarded": c.forwarded,
             "folded": c.folded,
+            "replayed": self.fold_stats.replayed,
             "dead_letters": c.dead_letters,
             "outputs": c.outputs,
             "commits": c.commits,
@@ -646,10 +684,36 @@ def web_component(worker: BatchWorker) -> Component:
     return Component(routes, name="worker-web")
 
 
+def gate_host(worker: BatchWorker) -> GateHost:
+    """The gate's view of this worker: its desk, the token checks present, whether it
+    owns a run, and the door of the member that does (from the group's description)."""
+    admin: list[AdminClient] = []
+
+    def describe() -> dict[int, str]:
+        if not admin:
+            admin.append(AdminClient(worker.base_config))
+        return group_owners(admin[0], worker.options.app_id, worker.run_log)
+
+    owners = Owners(describe)
+
+    def owner_url(run_id: str) -> str | None:
+        partition = worker.run_partition(run_id)
+        return owners.owner(partition) if partition is not None else None
+
+    return GateHost(
+        desk=worker.gate,
+        token=gate_token(worker.settings.state_dir, worker.options.app_id),
+        owns=worker.owns,
+        owner_url=owner_url,
+        forget_owners=owners.forget,
+    )
+
+
 def serve_web(worker: BatchWorker, port: int) -> DoorServer:
-    """The worker's web endpoint (`web_component`) on 127.0.0.1, on a thread; call
-    `stop()` on the answer to end it."""
-    return DoorServer(door.app(web_component(worker)), "127.0.0.1", port, name="web").start()
+    """The worker's web endpoint (`web_component`) and the gate (`gate_component`) on
+    127.0.0.1, on a thread; call `stop()` on the answer to end it."""
+    asgi = door.app(web_component(worker), gate_component(gate_host(worker)))
+    return DoorServer(asgi, "127.0.0.1", port, name="web").start()
 
 
 def run_batch_worker(settings: Settings, options: WorkerOptions, loglevel: str = "info") -> int:

@@ -14,6 +14,7 @@ from outcomes.streams.gate import (
     CheckRequest,
     GateBusy,
     GateDesk,
+    GateFailure,
     Stale,
     answer_json,
     position_reached,
@@ -157,3 +158,21 @@ def test_position_reached_counts_what_the_state_holds() -> None:
     state = replay.engine.runs[RUN]
     assert position_reached(state, ["run-five-files-01", "x"]) == (1, ["x"])
     assert position_reached(None, ["a"]) == (0, ["a"])
+
+
+def test_a_check_that_fails_is_answered_and_the_others_still_are() -> None:
+    replay = Replay()
+    _prefix(replay, "finalize.requested")
+    desk = GateDesk(Clock())
+    broken = desk.submit(_request([], run_id="unreadable"))
+    fine = desk.submit(_request([]))
+
+    def lookup(run_id: str) -> Any:
+        if run_id == "unreadable":
+            raise RuntimeError("stored event 3 cannot be read")
+        return replay.engine.runs.get(run_id)
+
+    assert desk.serve(lookup) == 2
+    failed = broken.wait(0)
+    assert isinstance(failed, GateFailure) and "stored event 3" in str(failed)
+    assert isinstance(fine.wait(0), GateResult)
