@@ -119,7 +119,7 @@ def _axis(left: int, top: int, w: float, h: float, most: float) -> str:
         y = top + h - frac * h
         lines.append(
             f'<text x="{left - 6}" y="{y + 4:.1f}" text-anchor="end" class="tick">'
-            f"{_label(round(most * frac, 2) if most * frac % 1 else int(most * frac))}</text>"
+            f"{most * frac:g}</text>"
         )
     return "".join(lines)
 
@@ -131,7 +131,7 @@ def _legend(names: Sequence[str], colour: dict[str, str], left: int, y: int) -> 
             f'<rect x="{x}" y="{y - 10}" width="10" height="10" fill="{colour[n]}"/>'
             f'<text x="{x + 14}" y="{y}" class="tick">{escape(n)}</text>'
         )
-        x += 24 + 7 * len(n)
+        x += 28 + 8 * len(n)
     return "".join(out)
 
 
