@@ -18,7 +18,9 @@ and `cargo build` are two rows). A row says
 
 Lines are taken from each tool's documentation (`source`), never from recorded runs. The
 readers (`outcomes.importers.checks`, `outcomes.importers.effects`) hold no per-tool
-branch for what is here; `docs/tools.md` is generated from this table
+branch for a row's lines or kind; what they keep as code is how tools are invoked
+(package scripts, recipes, wrappers) and where an effect's target comes from (git, the
+forges, HTTP clients). `docs/tools.md` is generated from this table
 (`catalogue_markdown`).
 
 Pure data and lookups: no I/O.
