@@ -111,8 +111,10 @@ class TimestampMerge:
         position = self.position(tp) if self.position is not None else None
         return position is None or high > position
 
-    def release(self, now: float | None = None) -> Iterator[Any]:
-        """The records that can go now, in merged order."""
+    def release(self, now: float | None = None, hurry: bool = False) -> Iterator[Any]:
+        """The records that can go now, in merged order. `hurry` (someone waits for
+        them: a gate check, SPEC 8) lets a young head go without its grace; a partition
+        that is behind still holds it."""
         now = time.monotonic() if now is None else now
         if self.last_input is None:
             self.last_input = now  # records arrived since the last call
@@ -126,7 +128,7 @@ class TimestampMerge:
         empty = {tp for tp, q in queues.items() if not q}
         behind = {tp for tp in empty if self._behind(tp)}
         while heads:
-            if not forced and empty and (behind or heads[0][0] > young):
+            if not forced and empty and (behind or (not hurry and heads[0][0] > young)):
                 if self.blocked_since is None:
                     self.blocked_since = now
                 return

@@ -82,6 +82,19 @@ def test_recent_records_wait_out_the_grace_period() -> None:
     assert len(list(m.release(now=0.3))) == 1
 
 
+def test_a_hurried_release_skips_the_grace_but_not_a_partition_behind() -> None:
+    marks = Watermarks()
+    m = merge(marks, grace=0.1)
+    m.assign({("tools", 0): 0, ("lifecycle", 0): 0})
+    recent = int(NOW * 1000) - 10
+    add(m, Msg("lifecycle", 0, 0, recent))
+    marks.high = {("lifecycle", 0): 1, ("tools", 0): 5}  # tools is behind
+    assert list(m.release(now=0.0, hurry=True)) == []
+    marks.high[("tools", 0)] = 0  # nothing more on the way
+    assert list(m.release(now=0.0)) == []  # young: it waits out the grace...
+    assert len(list(m.release(now=0.0, hurry=True))) == 1  # ...unless someone waits for it
+
+
 def test_each_partition_keeps_its_offset_order_whatever_the_timestamps() -> None:
     rng = random.Random(7)
     marks = Watermarks()
