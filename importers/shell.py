@@ -374,35 +374,40 @@ def _redirects(words: list[str]) -> tuple[list[str], list[str]]:
 
 def strip_wrappers(words: list[str]) -> list[str]:
     """`words` without what only changes how the program runs (`sudo`, `timeout 60`,
-    `VAR=1`, `uv run`, `npx`, `pnpm dlx`, `npm exec`, `bun x`, `python -m`)."""
-    while words:
-        head = words[0]
+    `VAR=1`, `uv run`, `npx`, `pnpm dlx`, `npm exec`, `bun x`, `python -m`). One index
+    moves forward over the words (no copy per word removed)."""
+    i, n = 0, len(words)
+
+    def flags(at: int) -> int:
+        while at < n and words[at].startswith("-"):
+            at += 1
+        return at
+
+    while i < n:
+        head = words[i]
+        following = words[i + 1] if i + 1 < n else None
         if _ASSIGNMENT.match(head):
-            words = words[1:]
+            i += 1
         elif head in _WRAPPERS:
-            words = words[1:]
-            while words and words[0].startswith("-"):
-                words = words[1:]
+            i = flags(i + 1)
         elif head == "timeout":
-            words = words[1:]
-            while words and (words[0].startswith("-") or _DURATION.fullmatch(words[0])):
-                words = words[1:]
-        elif head in _RUNNERS_WITH_RUN and len(words) > 1 and words[1] in {"run", "exec"}:
-            words = words[2:]
-            while words and words[0].startswith("-") and words[0] != "--":
-                words = words[1:]
-            if words[:1] == ["--"]:
-                words = words[1:]
-        elif head in _PACKAGE_EXECUTORS or (
-            head in {"npm", "pnpm", "yarn", "bun"} and words[1:2] in (["dlx"], ["exec"], ["x"])
-        ):
-            words = words[1:] if head in _PACKAGE_EXECUTORS else words[2:]
-            while words and words[0].startswith("-"):
-                words = words[1:]
+            i += 1
+            while i < n and (words[i].startswith("-") or _DURATION.fullmatch(words[i])):
+                i += 1
+        elif head in _RUNNERS_WITH_RUN and following in {"run", "exec"}:
+            i += 2
+            while i < n and words[i].startswith("-") and words[i] != "--":
+                i += 1
+            if i < n and words[i] == "--":
+                i += 1
+        elif head in _PACKAGE_EXECUTORS:
+            i = flags(i + 1)
+        elif head in {"npm", "pnpm", "yarn", "bun"} and following in {"dlx", "exec", "x"}:
+            i = flags(i + 2)
         elif head in {"{", "}", "!"}:
-            words = words[1:]
-        elif _PYTHON.fullmatch(head.rsplit("/", 1)[-1]) and words[1:2] == ["-m"]:
-            words = words[2:]
+            i += 1
+        elif _PYTHON.fullmatch(head.rsplit("/", 1)[-1]) and following == "-m":
+            i += 2
         else:
             break
-    return words
+    return words[i:]

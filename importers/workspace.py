@@ -33,14 +33,50 @@ class _Entry:
     listed_only: bool = False
 
 
+class _Paths(dict[str, _Entry]):
+    """The inventory's entries, with an index of the paths under each directory, so
+    finding what a directory holds costs what it holds, not the whole inventory."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self._below: dict[str, dict[str, None]] = {}
+
+    @staticmethod
+    def _ancestors(path: str) -> list[str]:
+        return [path[:i] for i, ch in enumerate(path) if ch == "/" and i > 0]
+
+    def __setitem__(self, path: str, entry: _Entry) -> None:
+        if path not in self:
+            for directory in self._ancestors(path):
+                self._below.setdefault(directory, {})[path] = None
+        super().__setitem__(path, entry)
+
+    def __delitem__(self, path: str) -> None:
+        super().__delitem__(path)
+        for directory in self._ancestors(path):
+            below = self._below.get(directory)
+            if below is not None:
+                below.pop(path, None)
+
+    def under(self, directory: str) -> list[str]:
+        """The known paths below `directory` (`a/b` holds `a/b/c`, not `a/bc`)."""
+        return list(self._below.get(directory.rstrip("/"), ()))
+
+
+# Glob words expanded against the known files per command; later ones stay a pattern
+# (a bound on the work one command line can cause).
+_GLOB_LIMIT = 256
+
+
 class Inventory:
     """Mutable while a trace is read; `artifacts()` is the inventory at that moment."""
 
     def __init__(self, root: str | None, scratch: frozenset[str] = frozenset()) -> None:
         self.root = root.rstrip("/") if root else None
-        self._paths: dict[str, _Entry] = {}
+        self._paths = _Paths()
         self.scratch = scratch
         self._settled_scratch: set[str] = set()
+        self._globs = 0  # glob words expanded in the current command line
 
     # -- paths -------------------------------------------------------------------------
 
@@ -85,7 +121,7 @@ class Inventory:
         self._touch(path, created=None if known else False, exists=True, note=note)
 
     def delete(self, path: str, note: str) -> None:
-        under = [p for p in self._paths if p.startswith(path.rstrip("/") + "/")]
+        under = self._paths.under(path)
         for p in under:
             self._touch(p, created=None, exists=False, note=note)
         if path in self._paths or not under:
@@ -97,7 +133,7 @@ class Inventory:
     def delete_directory(self, path: str, note: str) -> None:
         """A directory removed whole: its known files, or the directory as `dir/`."""
         d = path.rstrip("/")
-        under = [p for p in self._paths if p.startswith(d + "/")]
+        under = self._paths.under(d)
         for p in under:
             self._touch(p, created=None, exists=False, note=note)
         if not any(self._paths[p].at_base for p in under):
@@ -107,7 +143,7 @@ class Inventory:
             self._touch(key, created=None, exists=False, note=note)
 
     def move(self, source: str, target: str, note: str) -> None:
-        under = [p for p in self._paths if p.startswith(source.rstrip("/") + "/")]
+        under = self._paths.under(source)
         if under:
             for p in under:
                 self.move(p, target.rstrip("/") + p[len(source.rstrip("/")) :], note)
@@ -194,7 +230,9 @@ class Inventory:
         change each makes is noted by the whole line (heredoc bodies included), not by
         where it stands: the same line re-run after a restore gives the same digest."""
         here = cwd
-        change = f"sh:{cwd or ''}:{command}"
+        # the line's digest, taken once: each path it changes hashes this, not the line
+        change = "sh:" + hashlib.sha256(f"{cwd or ''}:{command}".encode()).hexdigest()
+        self._globs = 0
         for simple in split_command(command):
             if simple.program == "cd" and len(simple.words) > 1:
                 here = posixpath.normpath(posixpath.join(here or self.root or "/", simple.words[1]))
@@ -209,8 +247,10 @@ class Inventory:
             if w.startswith("-") or not w or "$" in w:
                 continue
             rel = self.relative(w, cwd)
-            if any(ch in w for ch in "*?["):
-                known = [p for p in self.known_files() if fnmatch.fnmatch(p, rel)]
+            if any(ch in w for ch in "*?[") and self._globs < _GLOB_LIMIT:
+                self._globs += 1
+                pattern = re.compile(fnmatch.translate(rel))
+                known = [p for p in self.known_files() if pattern.match(p)]
                 # names the trace never showed stay a pattern (`charts/*`): the files it
                 # matched, whatever they were called
                 out.extend(known or [rel])

@@ -94,3 +94,12 @@ def test_a_heredoc_inside_a_substitution_is_text_whatever_its_quotes() -> None:
     commit, push = split_command(line)
     assert commit.words[:2] == ("git", "commit") and "it's the fix" in commit.words[3]
     assert push.words == ("git", "push", "origin", "main")
+
+
+@pytest.mark.parametrize("wrapper", ["sudo -E", "timeout 5", "A=1", "npx -y"])
+def test_many_wrapper_words_are_removed(wrapper: str) -> None:
+    # 20,000 wrapper words before the program: removed by moving an index, not by
+    # copying the rest of the words once per word removed
+    line = (wrapper + " ") * 20_000 + "pytest -q"
+    (simple,) = split_command(line)
+    assert simple.words == ("pytest", "-q")

@@ -177,3 +177,23 @@ def test_the_first_lines_of_a_package_json_printed_by_head_name_its_scripts() ->
         shell(2, "npm run qa", "      Tests  1 failed | 3 passed (4)", None),
     ]
     assert receipts(steps) == [("npm run qa", "fail")]
+
+
+def test_a_directory_holds_what_is_below_it_and_nothing_that_only_shares_its_prefix() -> None:
+    inv = Inventory("/repo")
+    for path in ("web/a.ts", "web/lib/b.ts", "webapp/c.ts", "web.config"):
+        inv.write(path, True, "s1")
+    inv.apply_shell("rm -r web", "", "/repo", "s2")
+    # `web/` itself stays as a removed directory (it may have held files of the base)
+    assert sorted(str(a["path"]) for a in inv.artifacts()) == ["web.config", "web/", "webapp/c.ts"]
+    inv.apply_shell("mv webapp site", "", "/repo", "s3")
+    assert sorted(str(a["path"]) for a in inv.artifacts()) == ["site/c.ts", "web.config", "web/"]
+
+
+def test_a_long_file_list_is_applied_whole() -> None:
+    names = [f"out/f{i}.txt" for i in range(12_000)]  # 180 KB, within the line's cap
+    inv = Inventory("/repo")
+    inv.apply_shell("touch " + " ".join(names), "", "/repo", "s1")
+    assert len(inv.artifacts()) == 12_000
+    inv.apply_shell("rm " + " ".join(names[:6_000]) + " && rm -r out", "", "/repo", "s2")
+    assert [a["path"] for a in inv.artifacts()] == ["out/"]
