@@ -16,7 +16,11 @@ and a fresh chDB:
    revision, ClickHouse INSERT acknowledgement time minus its `observation_cutoff`
    (the send-time stamp of the latest event folded into it), split at the Kafka
    timestamp of the revision's record into the worker's part and the sink's part;
-5. peak RSS (VmHWM) of the worker and the sink.
+5. peak RSS (VmHWM) of the worker and the sink;
+6. the gate (issue #35): during phase 4, a probe publishes a run, waits for the broker's
+   acknowledgement and at once checks an answer about it at the worker's door, its
+   events as the position: the latency a runtime sees, read-your-writes wait included
+   (`devtools/gate_probe.py`).
 
 Results go to `bench/results/<UTC time>[-quick].json`; the work dir keeps the logs.
 """
@@ -58,6 +62,8 @@ from outcomes.devtools.demo import (
     start_group_at,
     worker_argv,
 )
+from outcomes.devtools.gate_probe import GateProbe
+from outcomes.devtools.harness import free_port
 from outcomes.devtools.loadgen import (
     LoadResult,
     LoadSpec,
@@ -74,6 +80,7 @@ from outcomes.sinks import schema
 from outcomes.sinks.consumer import Sink, SinkConfig
 from outcomes.sinks.rows import Row
 from outcomes.sinks.writer import ClickHouseWriter
+from outcomes.streams.gate_door import read_token
 from outcomes.streams.replay import ReplayStats, jsonl_items, replay_items, settling_state
 from outcomes.streams.topics import PARTITIONS, ensure_topics, read_range, topic_table
 
@@ -84,6 +91,9 @@ TARGET_WORKER_X_FOLD = 2.0  # worker CPU per event <= 2 x the pure fold's
 TARGET_SINK_X_FOLD = 0.5  # sink CPU per event <= 0.5 x the pure fold's
 TARGET_E2E_X_CEILING = 0.15  # end to end >= 0.15 x the raw ceiling
 TARGET_P99_S = 1.0  # p99 latency at half load
+# Issue #35's: a gate check at half load, read-your-writes wait included.
+TARGET_GATE_P50_S = 0.05
+TARGET_GATE_P99_S = 0.25
 
 
 class BenchError(OutcomesError):
@@ -730,11 +740,12 @@ def run_bench(
         },
         "plan": asdict(plan),
     }
+    port = free_port()  # the worker's door: the gate the probe asks
     try:
         with (
             Child(
                 "worker",
-                worker_argv(settings, app_id, until_idle=None, state_dir=work),
+                with_web(worker_argv(settings, app_id, until_idle=None, state_dir=work), port),
                 work / "worker.log",
             ) as worker,
             Child("sink", sink_cmd, work / "sink.log") as sink,
@@ -780,6 +791,10 @@ def run_bench(
             rate = max(1.0, tput.events_per_s / 2)
             mean_events = tput.events / max(1, tput.runs)
             lat_runs = max(7, int(rate * plan.latency_seconds / mean_events))
+            probe = GateProbe(
+                settings, f"http://127.0.0.1:{port}", read_token(work, app_id), f"{prefix}-gate"
+            )
+            probe.start()
             latency, _ = run_phase(
                 pipe,
                 "latency at half load",
@@ -794,7 +809,10 @@ def run_bench(
                 echo=echo,
                 latency=True,
             )
+            probe.stop()
             results["latency"] = asdict(latency)
+            results["gate"] = gate_figures(probe)
+            echo_gate(results["gate"], echo)
             echo_stages(results, "latency", echo)
             results["peak_rss_bytes"] = {
                 "worker": read_status(worker.pid).get("VmHWM"),
@@ -836,6 +854,32 @@ def run_bench(
     return results
 
 
+def with_web(argv: list[str], port: int) -> list[str]:
+    """A worker's argv with its door on `port` (the gate) instead of `--no-web`."""
+    return [*(a for a in argv if a != "--no-web"), "--web-port", str(port)]
+
+
+def gate_figures(probe: GateProbe) -> dict[str, Any]:
+    """What the probe saw during the half-load phase (issue #35's latency)."""
+    figures: dict[str, Any] = {"checks": len(probe.latencies), "decisions": probe.decisions}
+    if probe.latencies:
+        figures["latency_s"] = spread(probe.latencies)
+    figures["failures"] = probe.failures[:5]
+    figures["failed"] = len(probe.failures)
+    return figures
+
+
+def echo_gate(gate: Mapping[str, Any], echo: Callable[[str], None]) -> None:
+    if "latency_s" not in gate:
+        echo(f"gate: no check answered ({gate['failed']} failed: {gate['failures'][:2]})")
+        return
+    lat = gate["latency_s"]
+    echo(
+        f"gate at half load: {gate['checks']} checks, p50 {lat['p50']} s, p99 {lat['p99']} s "
+        f"(read your writes included; decisions {gate['decisions']}, {gate['failed']} failed)"
+    )
+
+
 def tidy_work_dir(work: Path) -> None:
     """Remove the data the worker and the sink left in the work dir (RocksDB stores and
     chDB files: gigabytes after a full run); their logs and the ack log stay."""
@@ -865,6 +909,18 @@ def targets(results: Mapping[str, Any]) -> dict[str, Any]:
         },
         "e2e>=0.15x_raw_ceiling": {"value": round(e2e, 4), "met": e2e >= TARGET_E2E_X_CEILING},
         "p99_at_half_load<1s": {"value": p99, "met": p99 < TARGET_P99_S},
+        **gate_targets(results.get("gate") or {}),
+    }
+
+
+def gate_targets(gate: Mapping[str, Any]) -> dict[str, Any]:
+    lat = gate.get("latency_s")
+    if lat is None:
+        return {}
+    p50, p99 = float(lat["p50"]), float(lat["p99"])
+    return {
+        "gate_p50_at_half_load<=50ms": {"value": p50, "met": p50 <= TARGET_GATE_P50_S},
+        "gate_p99_at_half_load<=250ms": {"value": p99, "met": p99 <= TARGET_GATE_P99_S},
     }
 
 
@@ -935,6 +991,8 @@ def print_report(results: Mapping[str, Any], echo: Callable[[str], None] = print
             for part, figures in lat.get("latency_parts_s", {}).items()
         )
     )
+    if results.get("gate"):
+        echo_gate(results["gate"], echo)
     for size, phase in results["per_event_cost"].items():
         done = "" if phase["complete"] else f" (NOT finished: {phase['events_folded']:,} folded)"
         echo(

@@ -31,10 +31,23 @@ ALLOWED: dict[str, frozenset[str]] = {
     "reports": frozenset({"common", "reducers", "schemas"}),
     "importers": frozenset({"streams", "common", "reducers", "schemas"}),
     "devtools": frozenset({"streams", "sinks", "common", "reducers", "schemas"}),
+    "browser": frozenset({"streams", "sinks", "reports", "common", "reducers", "schemas"}),
     "cli": frozenset(
-        {"devtools", "importers", "streams", "sinks", "reports", "common", "reducers", "schemas"}
+        {
+            "browser",
+            "devtools",
+            "importers",
+            "streams",
+            "sinks",
+            "reports",
+            "common",
+            "reducers",
+            "schemas",
+        }
     ),
-    "bench": frozenset({"devtools", "streams", "sinks", "common", "reducers", "schemas"}),
+    "bench": frozenset(
+        {"browser", "devtools", "streams", "sinks", "common", "reducers", "schemas"}
+    ),
 }
 PACKAGES = tuple(ALLOWED)
 
@@ -65,6 +78,7 @@ THIRD_PARTY: dict[str, frozenset[str]] = {
     "reports": frozenset({"orjson"}),
     # opentelemetry-proto and protobuf (`google.protobuf`): the OTLP receiver.
     "importers": frozenset({"orjson", "opentelemetry", "google", "starlette"}),
+    "browser": frozenset({"starlette", "jinja2", "orjson"}),
     "devtools": frozenset({"confluent_kafka", "orjson", "rich"}),
     "cli": frozenset({"click", "rich", "orjson"}),
     "bench": frozenset({"matplotlib", "fastavro", "orjson", "confluent_kafka", "faust"}),

@@ -280,6 +280,26 @@ NOT_RUN.update(
             "lists the containers the line before starts (a Docker engine's)"
         ),
         **{
+            (doc, line): (
+                "serves the run browser until stopped; tests/test_browser_ui.py drives "
+                "`outcomes ui` in Chromium"
+            )
+            for doc, line in (
+                ("README.md", "outcomes ui        # the run browser: open the address it prints"),
+                (
+                    "docs/browser.md",
+                    "outcomes ui                                   # the configured database, "
+                    "live from Kafka",
+                ),
+                ("docs/browser.md", "outcomes ui --clickhouse chdb:///data/outcomes --port 8080"),
+                (
+                    "docs/browser.md",
+                    "outcomes ui --no-live                         # no broker needed; pages "
+                    "load on request",
+                ),
+            )
+        },
+        **{
             ("docs/integrations.md", line): (
                 "writes a Claude Code settings.json (the project's or the user's); "
                 "tests/test_hook_install.py runs it into temporary folders"
@@ -701,6 +721,10 @@ def test_development_command_passes_at_the_top_of_the_checkout(command: str) -> 
 CODE_RUN_ELSEWHERE: dict[tuple[str, str], str] = {
     ("README.md", 'run_id = "run-2026-11-30-0042"'): (
         "tests/test_sdk_docs.py::test_sdk_example_publishes_its_events (the broker)"
+    ),
+    ("docs/browser.md", "browser = Browser(Session(dsn), token, Feed())"): (
+        "tests/test_browser_app.py::"
+        "test_mounted_behind_the_door_at_a_path_every_link_and_the_cookie_keep_it"
     ),
 }
 # ```python blocks this file runs: (doc, a line of the block) -> the test.
