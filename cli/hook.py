@@ -44,7 +44,8 @@ from typing import Any
 import click
 import orjson
 
-from outcomes.cli import options
+from outcomes.cli import hook_gate, options
+from outcomes.cli.hook_gate import DEFAULT_GATE_BUDGET, GateConfig
 from outcomes.cli.hook_install import install_command
 from outcomes.importers.base import obj
 from outcomes.importers.claude_hooks import (
@@ -116,6 +117,19 @@ hook.add_command(install_command)
     "it holds one, else every check the session ran (in its last state) and every effect "
     "it attempted.",
 )
+@options.setting_option(
+    "gate_url",
+    help="Check the final message at each Stop against the run's account at this worker "
+    "door (the pre-display gate); without it or OUTCOMES_GATE_URL, no check",
+    default="none",
+)
+@click.option(
+    "--gate-budget",
+    type=click.FloatRange(min=0.1, max=25.0),
+    default=DEFAULT_GATE_BUDGET,
+    show_default=True,
+    help="Seconds a Stop's check may take; past it the answer is shown unchecked.",
+)
 @options.bootstrap
 @options.schema_registry
 def claude_code(
@@ -124,6 +138,8 @@ def claude_code(
     timeout: float,
     lock_wait: float,
     policy_path: Path | None,
+    gate_url: str | None,
+    gate_budget: float,
     bootstrap: str | None,
     schema_registry_url: str | None,
 ) -> None:
@@ -131,8 +147,16 @@ def claude_code(
     events, and whatever earlier calls could not send, through the producer SDK.
 
     Always exits 0: a broker that is down, a payload that is not JSON, a full disk are
-    reported on standard error, and unsent events wait in the session's spool.
+    reported on standard error, and unsent events wait in the session's spool. With a
+    gate, a Stop whose answer the run's account contradicts is blocked once, with the
+    contradictions and the facts as the reason (see docs/integrations.md).
     """
+    reply: list[dict[str, Any]] = []
+    gate: GateConfig | None = None
+    try:
+        gate = _gate_config(gate_url, gate_budget)
+    except Exception as exc:  # a bad gate setting costs the check, never the events
+        click.echo(f"outcomes hook: the gate is not asked: {type(exc).__name__}: {exc}", err=True)
     try:
         message = _handle(
             sys.stdin.buffer.read(MAX_PAYLOAD_BYTES + 1),
@@ -143,11 +167,30 @@ def claude_code(
             schema_registry_url,
             lock_wait,
             policy_path,
+            gate,
+            reply,
         )
     except Exception as exc:  # the agent's session must go on whatever happened here
         message = f"outcomes hook: error: {type(exc).__name__}: {exc}"
     if message:
         click.echo(message, err=True)
+    if reply:
+        click.echo(orjson.dumps(reply[-1]).decode())
+
+
+def _gate_config(url: str | None, budget: float) -> GateConfig | None:
+    """The gate the Stop asks: the flag, else OUTCOMES_GATE_URL, else none. Its token is
+    OUTCOMES_GATE_TOKEN, else the default worker's own (in its state folder)."""
+    url = url or os.environ.get("OUTCOMES_GATE_URL") or None
+    if url is None:
+        return None
+    from outcomes.common.settings import Settings  # lazy: as the producer
+    from outcomes.reducers.catalog import DEFAULT_APP_ID
+    from outcomes.streams.gate_door import read_token
+
+    settings = Settings.load(gate_url=url)
+    token = settings.gate_token or read_token(settings.state_dir, DEFAULT_APP_ID)
+    return GateConfig(settings.gate_url, token, budget)
 
 
 def _handle(
@@ -159,7 +202,11 @@ def _handle(
     registry: str | None,
     lock_wait: float = LOCK_WAIT_SECONDS,
     policy_path: Path | None = None,
+    gate: GateConfig | None = None,
+    reply: list[dict[str, Any]] | None = None,
 ) -> str | None:
+    """The line for standard error, or None; with a `gate`, a Stop's answer is checked
+    and what Claude Code is told (a block, a system message) goes to `reply`."""
     if len(raw) > MAX_PAYLOAD_BYTES:
         return f"outcomes hook: error: the hook input is larger than {MAX_PAYLOAD_BYTES} bytes"
     try:
@@ -182,8 +229,9 @@ def _handle(
     try:
         with _locked(folder / "lock", lock_wait):
             problem = _publish_session(
-                folder, session, payload, run_id, timeout, bootstrap, registry, notes, policy_path
-            )
+                folder, session, payload, run_id, timeout, bootstrap, registry, notes,
+                policy_path, gate, reply,
+            )  # fmt: skip
     except LockBusy:
         problem = (
             f"another call of the session held it for {lock_wait:g} s; the payload is "
@@ -203,21 +251,73 @@ def _publish_session(
     registry: str | None,
     notes: list[str],
     policy_path: Path | None = None,
+    gate: GateConfig | None = None,
+    reply: list[dict[str, Any]] | None = None,
 ) -> str | None:
     """Map the new payloads, derive, spool the new events and publish the spool; what to
-    say about it, or None."""
+    say about it, or None. With a `gate`, a Stop's narrative is held back, the final
+    message checked (`hook_gate`), and the narrative published unless the gate asked
+    for a repair; what the hook prints for Claude Code goes to `reply`."""
     transcript = str(payload.get("transcript_path") or f"{session}.jsonl")
-    events = _derived(folder, transcript, run_id or run_id_of(session), notes, policy_path)
+    run = run_id or run_id_of(session)
+    events = _derived(folder, transcript, run, notes, policy_path)
     derived_path = folder / "derived.txt"
     known = set(derived_path.read_text().split()) if derived_path.exists() else set()
     new = [e for e in events if e["event_id"] not in known]
-    spool = _read_jsonl(folder / "spool.jsonl") + new
-    if new:  # spooled first, then marked derived: a crash in between repeats, never loses
+    event_name = payload.get("hook_event_name")
+    text = payload.get("last_assistant_message")
+    gating = gate is not None and event_name == "Stop" and isinstance(text, str) and text.strip()
+    if gate is not None and event_name in ("SessionStart", "UserPromptSubmit"):
+        hook_gate.new_answer(folder)
+    held_path = folder / "held.jsonl"
+    # A narrative held by a call that did not live to decide goes out now, unchecked.
+    stray = _read_jsonl(held_path)
+    narratives = [e for e in new if e["type"] == "narrative.submitted"]
+    held = narratives[-1:] if gating else []
+    if held:  # kept aside first, then marked derived: a crash in between never loses it
+        _write_jsonl(held_path, stray + held)
+    spool = _read_jsonl(folder / "spool.jsonl") + stray + [e for e in new if e not in held]
+    if new or stray:  # spooled first, then marked derived: a crash in between repeats
         _write_jsonl(folder / "spool.jsonl", spool)
         with derived_path.open("a") as out:
             out.writelines(e["event_id"] + "\n" for e in new)
-    if not spool:
-        return None
+    if held:
+        _write_jsonl(held_path, held)  # the stray ones are in the spool now
+    elif stray:
+        held_path.unlink(missing_ok=True)
+    problem = _send(folder, spool, timeout, bootstrap, registry) if spool else None
+    if not held or gate is None:
+        return problem
+    left = _read_jsonl(folder / "spool.jsonl")
+    published = folder / "published.txt"
+    position = published.read_text().split() if published.exists() else []
+    gated = hook_gate.check_at_stop(
+        folder, run, str(text), bool(payload.get("stop_hook_active")), position, gate, not left
+    )
+    if gated.note:
+        notes.append(gated.note)
+    if gated.stdout is not None and reply is not None:
+        reply.append(gated.stdout)
+    if gated.publish:
+        spool = left + held
+        _write_jsonl(folder / "spool.jsonl", spool)
+        held_path.unlink(missing_ok=True)
+        if not left:  # the broker took everything a moment ago: the narrative goes now
+            problem = _send(folder, spool, timeout, bootstrap, registry)
+    else:  # the repaired answer replaces this one: its narrative is never published
+        held_path.unlink(missing_ok=True)
+    return problem
+
+
+def _send(
+    folder: Path,
+    spool: list[dict[str, Any]],
+    timeout: float,
+    bootstrap: str | None,
+    registry: str | None,
+) -> str | None:
+    """Publish the spool; keep what was not acknowledged in it, set the invalid aside,
+    add the acknowledged ids to `published.txt`; what to say about it, or None."""
     sent, rejected, problem = _publish(spool, timeout, bootstrap, registry)
     if rejected:  # invalid events are kept aside with the reason, never resent
         with (folder / "rejected.jsonl").open("ab") as out:
@@ -225,6 +325,9 @@ def _publish_session(
     gone = sent | {e["event_id"] for e, _ in rejected}
     left = [e for e in spool if e["event_id"] not in gone]
     _write_jsonl(folder / "spool.jsonl", left)
+    if sent:
+        with (folder / "published.txt").open("a") as out:
+            out.writelines(e["event_id"] + "\n" for e in spool if e["event_id"] in sent)
     if rejected and not left:
         return f"{problem}; see {folder / 'rejected.jsonl'}"
     if left:

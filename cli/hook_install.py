@@ -4,7 +4,7 @@ The documented line `"command": "outcomes hook claude-code"` fails with `outcome
 found` when the CLI lives in a virtual environment that is not on the PATH Claude Code
 runs hooks with (as `scripts/setup.sh` leaves it), and Claude Code drops the events
 without a word. This command writes the hook with the absolute path of the running
-`outcomes` and the options given (the bootstrap servers), into
+`outcomes` and the options given (the bootstrap servers, the gate's URL and budget), into
 the project's `.claude/settings.json` or the user's `~/.claude/settings.json`, keeping
 every other setting and every other hook there as it was, and says what it wrote.
 Running it again replaces its own entries (recognised by the command) and nothing else.
@@ -140,11 +140,34 @@ def install(path: Path, command: str) -> dict[str, Any]:
     help="The project whose .claude/settings.json is written (with --scope project).",
 )
 @click.option("--bootstrap", help="Kafka bootstrap servers the hook publishes to.")
-def install_command(scope: str, project_dir: Path, bootstrap: str | None) -> None:
+@click.option(
+    "--gate-url",
+    help="A worker's door whose pre-display gate checks the final message at each Stop "
+    "(e.g. http://127.0.0.1:6066); without it the Stop is not checked.",
+)
+@click.option(
+    "--gate-budget",
+    type=click.FloatRange(min=0.1, max=25.0),
+    help="Seconds a Stop's check may take before the answer is shown unchecked "
+    "(the hook's default: 3).",
+)
+def install_command(
+    scope: str,
+    project_dir: Path,
+    bootstrap: str | None,
+    gate_url: str | None,
+    gate_budget: float | None,
+) -> None:
     """Install the Claude Code hook with this outcomes' absolute path."""
     extra: list[str] = []
     if bootstrap:
         extra += ["--bootstrap", bootstrap]
+    if gate_url:
+        extra += ["--gate-url", gate_url]
+    if gate_budget is not None:
+        if not gate_url:
+            raise click.UsageError("--gate-budget is the gate's: give --gate-url with it")
+        extra += ["--gate-budget", f"{gate_budget:g}"]
     command = hook_command(outcomes_executable(), extra)
     path = settings_path(scope, project_dir.resolve())
     install(path, command)

@@ -26,6 +26,7 @@ _FORMS: dict[str, tuple[str, click.ParamType | None]] = {
     "clickhouse": ("DSN", None),
     "state_dir": ("DIR", click.Path(file_okay=False, path_type=Path)),
     "purge_actor": ("NAME", None),
+    "gate_url": ("URL", None),
 }
 
 
@@ -80,3 +81,4 @@ schema_registry = setting_option("schema_registry_url")
 clickhouse = setting_option("clickhouse")
 state_dir = setting_option("state_dir")
 purge_actor = setting_option("purge_actor")
+gate_url = setting_option("gate_url")

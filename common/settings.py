@@ -129,6 +129,21 @@ SETTINGS_DOC: tuple[Setting, ...] = (
         "Who purges, recorded in purge_log.",
         default="OS user@host",
     ),
+    Setting(
+        "gate_url",
+        "OUTCOMES_GATE_URL",
+        "--gate-url",
+        "The pre-display gate: a worker's door (`outcomes check`, the Claude Code Stop hook).",
+        default="http://127.0.0.1:6066",
+    ),
+    Setting(
+        "gate_token",
+        "OUTCOMES_GATE_TOKEN",
+        None,
+        "The bearer token a check presents (else the worker's own, from its state folder); "
+        "never a flag.",
+        secret=True,
+    ),
 )
 
 
@@ -152,6 +167,8 @@ class Settings:
     purge_credential: str | None = field(default=None, repr=False)
     purge_credential_sha256: str | None = field(default=None, repr=False)
     purge_actor: str | None = None
+    gate_url: str = "http://127.0.0.1:6066"
+    gate_token: str | None = field(default=None, repr=False)
 
     def __post_init__(self) -> None:
         protocols = {"PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL"}

@@ -169,10 +169,13 @@ def root_of(entries: list[dict[str, Any]]) -> str | None:
 
 def assemble(transcript: str, mapped: list[list[Step]], root: str | None) -> Trace:
     """The trace of the steps each payload of a session added, in arrival order. A
-    SessionEnd right after a Stop adds nothing (the run was handed over already)."""
+    SessionEnd (or a Stop with no message) right after a Stop adds nothing: the run was
+    handed over already. A Stop with a message right after a Stop is the answer Claude
+    gave when a Stop hook made it go on (the gate's repair): it is handed over too."""
     steps: list[Step] = []
     for added in mapped:
-        if added and isinstance(added[-1], Finish) and steps and isinstance(steps[-1], Finish):
+        only_finish = bool(added) and all(isinstance(s, Finish) for s in added)
+        if only_finish and steps and isinstance(steps[-1], Finish):
             continue
         steps.extend(added)
     return Trace(FORMAT, "claude-code (hooks)", transcript, tuple(steps), root=root)
