@@ -28,6 +28,7 @@ import outcomes.cli.relay
 from outcomes.cli.main import main
 from outcomes.streams.sdk.consumer import _BUILDERS, Origin, RetryLater
 from outcomes.streams.sdk.relay import MAX_RESPONSE_BYTES, RelayError, WebhookRelay, retry_after
+from tests.conftest import require
 from tests.consumer_support import publish, run_notifications
 
 SECRET = "s3cr3t-for-the-relay-limit-tests-" + uuid.uuid4().hex
@@ -313,8 +314,7 @@ def test_the_relay_refuses_a_timeout_that_is_not_positive() -> None:
 def _self_signed(tmp: Path) -> tuple[ssl.SSLContext, ssl.SSLContext]:
     """A server context with a fresh self-signed certificate for 127.0.0.1, and a client
     context that trusts only it."""
-    if shutil.which("openssl") is None:
-        pytest.skip("the openssl command is needed to make a test certificate")
+    require(shutil.which("openssl") is not None, "the openssl command makes the test certificate")
     key, cert = tmp / "key.pem", tmp / "cert.pem"
     command = ["openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1"]
     command += ["-keyout", str(key), "-out", str(cert), "-subj", "/CN=127.0.0.1"]
