@@ -96,3 +96,20 @@ def test_it_is_outcomes_hook_install(tmp_path: Path) -> None:
     result = CliRunner().invoke(hook, ["install", "--project-dir", str(tmp_path)])
     assert result.exit_code == 0, result.output
     assert (tmp_path / ".claude" / "settings.json").exists()
+
+
+def test_the_gate_url_and_budget_are_written_into_the_command(tmp_path: Path) -> None:
+    result = CliRunner().invoke(
+        install_command,
+        ["--project-dir", str(tmp_path), "--gate-url", "http://127.0.0.1:6066",
+         "--gate-budget", "2.5"],
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    settings = orjson.loads((tmp_path / ".claude" / "settings.json").read_bytes())
+    command = settings["hooks"]["Stop"][0]["hooks"][0]["command"]
+    assert command.endswith(" hook claude-code --gate-url http://127.0.0.1:6066 --gate-budget 2.5")
+    assert "--gate-url http://127.0.0.1:6066" in result.output
+    alone = CliRunner().invoke(
+        install_command, ["--project-dir", str(tmp_path), "--gate-budget", "2"]
+    )
+    assert alone.exit_code == 2 and "--gate-url" in alone.output
