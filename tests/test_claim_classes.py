@@ -204,6 +204,7 @@ def test_other_denials_are_not_effect_claims(text: str) -> None:
         "Compilation succeeds now.",
         "The build passed with no TypeScript errors.",
         "Tests passed with 0 failures.",
+        "Tests: all green.",
     ],
 )
 def test_a_check_that_succeeds_is_verification(text: str) -> None:

@@ -453,8 +453,11 @@ def _verification(
         return None  # "verified as legitimate": a property of the input, not a check
     if prev == "`k" and h >= 2 and words[h - 2] in ("=", ":"):
         prev = words[h - 2]
+    reach = 3
+    if prev == "all" and h >= 2 and words[h - 2] in ("=", ":"):
+        prev, reach = words[h - 2], 4  # "Tests: all green", "Checks: all passed"
     if prev in ("=", ":") and w in ("pass", "passed", "ok", "green", "success"):
-        return Candidate("verification", "label_pass", max(0, h - 3), h, h)
+        return Candidate("verification", "label_pass", max(0, h - reach), h, h)
     use = use_of(words, h, prior)
     if use is None:
         return None
