@@ -144,6 +144,20 @@ def test_a_running_system_is_not_itself_an_effect(text: str, kind: str | None) -
 
 # -- nothing happened, said of several acts under one negation --------------------------
 
+
+def test_committed_but_not_pushed_is_two_claims() -> None:
+    for text in (
+        "It is committed but not pushed.",
+        "Committed locally, not pushed.",
+        "The change is committed locally but **not pushed**.",
+    ):
+        kinds = sorted((f.kind, f.none) for f in scan(text) if f.blocked is None)
+        assert kinds == [("effect", True), ("persistence", False)], text
+    blocked = [f.blocked for f in scan("The job completed its steps but did not write it.")]
+    assert blocked == ["negated"]
+    assert asserted("There are no issues with the API.") == []
+
+
 NOTHING_HAPPENED = [
     "I did not drop the table or submit the form.",
     "We didn't change any files or open a pull request.",
@@ -205,6 +219,8 @@ def test_other_denials_are_not_effect_claims(text: str) -> None:
         "The build passed with no TypeScript errors.",
         "Tests passed with 0 failures.",
         "Tests: all green.",
+        "`go vet ./...` → no issues",
+        "go vet: no issues",
     ],
 )
 def test_a_check_that_succeeds_is_verification(text: str) -> None:

@@ -576,11 +576,27 @@ def _now_that(words: Sequence[str], h: int) -> bool:
     )
 
 
+def _another_act_denied(words: Sequence[str], x: int, h: int) -> bool:
+    """ "… but not pushed", "… but not yet deployed": the contrast denies another act
+    (a participle other than the head's), not the head's own."""
+    y = x + 1
+    if y < len(words) and words[y] == "*":
+        y += 1
+    if y >= len(words) or words[y] != "not":
+        return False
+    y += 1
+    if y < len(words) and words[y] == "yet":
+        y += 1
+    return y < len(words) and words[y].endswith("ed") and words[y] != words[h]
+
+
 def _but_not_later(words: Sequence[str], h: int) -> bool:
     """ "… completed its tool uses but did not invoke …": a contrast that takes it back."""
     for x in range(h + 1, len(words) - 1):
         if words[x] in HARD:
             return False
+        if words[x] == "but" and _another_act_denied(words, x, h):
+            return False  # "It is committed but not pushed": the push is another claim
         if words[x] == "but" and (
             words[x + 1] in ("not", "never")
             or words[x + 1].endswith("n't")

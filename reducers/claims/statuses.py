@@ -550,6 +550,20 @@ def _place_after_to(rest: Sequence[str]) -> bool:
     return False
 
 
+def _after_check(words: Sequence[str], toks: Sequence[Token], i: int) -> bool:
+    """Whether a check's name or command stands just before `i`, as a label or before an
+    arrow ("go vet: no issues", "`go vet ./...` → no issues")."""
+    if i < 2 or words[i - 1] not in (":", "\u2192", "-", "="):
+        return False
+    before = words[max(0, i - 4) : i - 1]
+    if place_of(before) == "check":
+        return True
+    return any(
+        tok.norm == "`c" and place_of(re.findall(r"[a-z0-9]+", tok.raw.lower())) == "check"
+        for tok in toks[max(0, i - 3) : i - 1]
+    )
+
+
 def _act_not_done(words: Sequence[str], j: int) -> int | None:
     """The act on the world a "did not" denies: its own verb ("did not push"), or one
     coordinated with it under the same negation ("I did not drop the table or submit
@@ -710,7 +724,11 @@ def sentence_candidates(words: Sequence[str], toks: Sequence[Token]) -> list[Can
             if j < n and words[j] in _ACTS_ON_REMOTES:
                 out.append(Candidate("effect", "not_yet", i, j, j, none=True))
         # "Not pushed yet", "- Not deployed": a report line that says an act was not done
-        if w == "not" and (i == 0 or words[i - 1] in HARD) and nxt in _ACTS_ON_REMOTES:
+        if (
+            w == "not"
+            and (i == 0 or words[i - 1] in HARD or words[i - 1] in ("but", ",", "*"))
+            and nxt in _ACTS_ON_REMOTES
+        ):
             out.append(Candidate("effect", "not_yet", i, i + 1, i + 1, none=True))
         if w == "no" and nxt in ("modifications", "changes", "commits", "updates"):
             rest = words[i : i + 12]
@@ -748,6 +766,9 @@ def sentence_candidates(words: Sequence[str], toks: Sequence[Token]) -> list[Can
                 j += 1
             if j < n and j <= i + 4:
                 out.append(Candidate("verification", "no_failures", i, j, j, none=True))
+            elif w == "no" and words[i + 1 : i + 2] == ["issues"] and _after_check(words, toks, i):
+                # "`go vet ./...` → no issues", "go vet: no issues": a check's finding
+                out.append(Candidate("verification", "no_failures", i, i + 1, i + 1, none=True))
             elif _zero_tally(words, toks, i):
                 # "0 Critical, 0 Suggestion": zeros tallied by category are findings
                 # counted, and none found (nobody tallies zeros of what went well).
