@@ -8,7 +8,7 @@ import click
 
 from outcomes.cli import options
 from outcomes.common.settings import Settings
-from outcomes.devtools.demo import dev_stack_note, render_summary, run_demo
+from outcomes.devtools.demo import browser_command, dev_stack_note, render_summary, run_demo
 
 
 @click.command()
@@ -59,9 +59,10 @@ def demo(
     Starts the dev Kafka if none answers (downloading Kafka once), ensures topics and
     tables, publishes seeded runs from simulated agent workers plus malformed input,
     runs `outcomes worker` and `outcomes sink` until idle, then prints the status mix,
-    supersessions, contradictions, provenance findings, dead letters and one account.
-    The dev Kafka stack keeps running afterwards (the last line says so); `outcomes dev
-    down` stops it.
+    the verdicts on what the agents said (supported, contradicted, omitted), supersessions,
+    contradictions, provenance findings, dead letters and one account. The dev Kafka
+    stack keeps running afterwards; the last line is the `outcomes ui` command that opens
+    the demo's runs in the browser.
     """
     from rich.console import Console
 
@@ -85,3 +86,6 @@ def demo(
     note = dev_stack_note(settings, state_dir)
     if note is not None:
         console.print(note)
+    ui = browser_command(result.dsn, settings.bootstrap, default=Settings.load())
+    console.print("Browse the runs, what their agents said and every revision (docs/browser.md):")
+    console.print(f"  [bold]{ui}[/bold]", soft_wrap=True)

@@ -14,6 +14,7 @@ earlier traffic on a long-lived broker is neither re-processed nor counted.
 from __future__ import annotations
 
 import os
+import shlex
 import shutil
 import signal
 import subprocess
@@ -50,6 +51,12 @@ from outcomes.streams.topics import end_offsets as topic_ends
 
 STOP_GRACE_S = 20.0
 """How long a child gets to exit after SIGTERM before it is killed."""
+
+CONTRADICTED_SHOWN = 5
+"""Contradicted claims the summary quotes (one per reason)."""
+
+SUMMARY_WIDTH = 80
+"""The summary is laid out for a terminal this wide (or the terminal, if narrower)."""
 
 SHOWCASE_SCENARIO = "contradicting_receipts"
 """The scenario whose first run the demo renders in full (it is revised and contradicts)."""
@@ -264,6 +271,8 @@ class DemoSummary:
     dead_letters: dict[str, int] = field(default_factory=dict)
     run_dead_letters: int = 0
     showcase: dict[str, Any] | None = None
+    contradicted_claims: list[tuple[str, str, str]] = field(default_factory=list)
+    """A few contradicted claims, one per reason: (run id, the words, the reason)."""
 
 
 def _literal(text: str) -> str:
@@ -324,6 +333,15 @@ def query_summary(
             f"SELECT verdict, count() AS n FROM current_claim_verdicts WHERE {mine} "
             "GROUP BY verdict ORDER BY n DESC, verdict"
         )
+        summary.contradicted_claims = [
+            (str(run_id), str(words), str(reason))
+            for run_id, words, reason in run_query(
+                dsn,
+                f"SELECT run_id, span_text, reason FROM current_claim_verdicts WHERE {mine} "
+                "AND verdict = 'contradicted' ORDER BY reason, run_id, span_start "
+                f"LIMIT 1 BY reason LIMIT {CONTRADICTED_SHOWN}",
+            ).rows
+        ]
         if malformed:
             where = " OR ".join(
                 f"(origin_topic = {_literal(o.topic)} AND origin_partition = {o.partition} "
@@ -370,6 +388,11 @@ def _shown(value: object) -> str:
     return NOT_RECORDED if value is None else str(value)
 
 
+def _event_in_run(event_id: str, run_id: str) -> str:
+    """An event id inside its run's panel: the part after the run id, when it has one."""
+    return event_id.removeprefix(f"{run_id}:")
+
+
 def account_panel(account: Mapping[str, Any]) -> Any:
     """One account revision as a readable rich panel (status, predicates, checks, ...)."""
     from rich.console import Group
@@ -378,6 +401,7 @@ def account_panel(account: Mapping[str, Any]) -> Any:
     from rich.text import Text
 
     status = str(account["status"])
+    run_id = str(account["run_id"])
     head = Text()
     head.append("status ", style="dim")
     head.append(status, style=_STATUS_STYLE.get(status, "bold"))
@@ -437,7 +461,10 @@ def account_panel(account: Mapping[str, Any]) -> Any:
     if account.get("contradictions"):
         contradictions = table("contradictions", ("subject", "kind", "evidence"))
         for c in account["contradictions"]:
-            evidence = "; ".join(f"{e['value']} ({e['event_id']})" for e in c["evidence"])
+            evidence = "; ".join(
+                f"{e['value']} (event {_event_in_run(str(e['event_id']), run_id)})"
+                for e in c["evidence"]
+            )
             contradictions.add_row(str(c["subject"]), str(c["kind"]), evidence)
         parts.append(contradictions)
     if account.get("provenance_findings"):
@@ -449,49 +476,80 @@ def account_panel(account: Mapping[str, Any]) -> Any:
 
 
 def render_summary(console: Any, result: DemoResult) -> None:
-    """Print the demo's summary tables and the showcase account."""
+    """Print the demo's summary tables and the showcase account, laid out for 80 columns:
+    the count tables two a row at a fixed width (a long key is cut with an ellipsis,
+    never wrapped), the quoted claims and the panel wrapping inside their cells."""
     from rich.table import Table
+    from rich.text import Text
 
     s = result.summary
+    width = min(int(console.width), SUMMARY_WIDTH)
+    half = (width - 3) // 2
 
     def mix(title: str, counts: Mapping[str, int]) -> Table:
-        t = Table(title=title, title_justify="left", show_edge=False)
-        t.add_column("")
-        t.add_column("count", justify="right")
+        t = Table(show_edge=False, width=half, pad_edge=False)
+        t.add_column(title, no_wrap=True, overflow="ellipsis", header_style="bold", ratio=1)
+        t.add_column("count", justify="right", no_wrap=True, width=7)
         for key, value in counts.items():
             t.add_row(key, f"{value:,}")
         if not counts:
             t.add_row("(none)", "0")
         return t
 
-    from rich.columns import Columns
-
     console.print(
         f"\n[bold]{s.runs_with_accounts:,}[/bold] of {result.load.runs:,} runs have an account "
         f"({s.revisions:,} revisions; {s.superseded_runs:,} runs superseded, "
         f"{s.status_changes:,} of them changed status)"
     )
-    console.print(
-        Columns(
-            [
-                mix("status", s.status_mix),
-                mix("workflow", s.workflow_mix),
-                mix("notifications", s.notifications),
-                mix("open contradictions", s.contradictions),
-                mix("provenance findings", s.findings),
-                mix("claim verdicts (current)", s.claim_verdicts),
-                mix("dead letters (malformed input)", s.dead_letters),
-            ],
-            padding=(0, 3),
+    tables = [
+        mix("status", s.status_mix),
+        mix("workflow", s.workflow_mix),
+        mix("claim verdicts (now)", s.claim_verdicts),
+        mix("notifications", s.notifications),
+        mix("open contradictions", s.contradictions),
+        mix("provenance findings", s.findings),
+        mix("dead letters (malformed)", s.dead_letters),
+    ]
+    grid = Table.grid(padding=(0, 3, 0, 0))
+    grid.add_column(width=half)
+    grid.add_column(width=half)
+    for left in range(0, len(tables), 2):
+        if left:
+            grid.add_row("", "")
+        grid.add_row(*tables[left : left + 2])
+    console.print(grid)
+    if s.contradicted_claims:
+        said = Table(
+            title="\nwhat agents said that the evidence contradicts (outcomes show RUN)",
+            title_justify="left",
+            show_edge=False,
+            pad_edge=False,
+            width=width,
         )
-    )
+        said.add_column("run", no_wrap=True, overflow="ellipsis", max_width=32)
+        said.add_column("claim", overflow="fold", ratio=1)
+        said.add_column("why", no_wrap=True, overflow="ellipsis", max_width=24)
+        for run_id, words, reason in s.contradicted_claims:
+            said.add_row(run_id, Text(f"“{words}”", style="bold red"), reason)
+        console.print(said)
     if s.showcase is not None:
-        console.print(account_panel(s.showcase))
+        console.print(account_panel(s.showcase), width=width)
     console.print(
-        f"[dim]run prefix {result.prefix}; ClickHouse {result.dsn}; try: outcomes query "
+        f"[dim]run prefix {result.prefix}; ClickHouse {result.dsn}\ntry: outcomes query "
         f'"SELECT status, count() FROM current_accounts WHERE startsWith(run_id, '
         f"'{result.prefix}-') GROUP BY status\"[/dim]"
     )
+
+
+def browser_command(dsn: str, bootstrap: str, *, default: Settings) -> str:
+    """The `outcomes ui` line that opens the demo's database: plain when the demo used
+    the database (and broker) `outcomes ui` opens by default, else with the options."""
+    argv = ["outcomes", "ui"]
+    if dsn != default.clickhouse_dsn:
+        argv += ["--clickhouse", shlex.quote(dsn)]
+    if bootstrap != default.bootstrap:
+        argv += ["--bootstrap", shlex.quote(bootstrap)]
+    return " ".join(argv)
 
 
 def dev_stack_note(settings: Settings, state_dir: Path | None = None) -> str | None:
@@ -645,7 +703,9 @@ def run_demo(
         f"worker group {app_id}; ClickHouse {settings.clickhouse_dsn}"
     )
 
-    spec = LoadSpec(runs=runs, seed=seed, prefix=prefix, malformed=malformed, workers=workers)
+    spec = LoadSpec(
+        runs=runs, seed=seed, prefix=prefix, malformed=malformed, workers=workers, narrated=True
+    )
     input_start = dict(inputs)
     try:
         with _progress_bar(console) as bar:

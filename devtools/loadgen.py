@@ -64,6 +64,9 @@ class LoadSpec:
     workers: int = 4
     stamp_now: bool = False
     scenarios: tuple[str, ...] = tuple(SCENARIOS)
+    narrated: bool = False
+    """Vary runs within their scenario and end each with its agent's final message
+    (`outcomes.devtools.workload`, narrated runs)."""
 
     def __post_init__(self) -> None:
         if self.runs < 0 or self.malformed < 0:
@@ -233,8 +236,14 @@ def publish_load(
     `progress(done, total)` is called from the calling thread a few times a second.
     """
     planned = plan_runs(spec)
-    sizes = {p.scenario: len(generate_run("size-probe", p.scenario, 0)) for p in planned}
-    total = sum(sizes[p.scenario] + 2 * p.padding for p in planned)
+    if spec.narrated:  # a narrated run's size depends on its own variation
+        total = sum(
+            len(generate_run(p.run_id, p.scenario, p.padding, spec.seed, narrate=True))
+            for p in planned
+        )
+    else:
+        sizes = {p.scenario: len(generate_run("size-probe", p.scenario, 0)) for p in planned}
+        total = sum(sizes[p.scenario] + 2 * p.padding for p in planned)
     result = LoadResult(spec, runs=len(planned))
     kept: list[list[Event]] = [[] for _ in range(spec.workers)]
     limiter = RateLimiter(spec.rate)
@@ -258,7 +267,12 @@ def publish_load(
                 settings, source=source, on_delivery=delivered, backpressure_timeout=30.0
             ) as producer:
                 for batch in _batches(mine, IN_FLIGHT_RUNS):
-                    runs = [generate_run(p.run_id, p.scenario, p.padding, spec.seed) for p in batch]
+                    runs = [
+                        generate_run(
+                            p.run_id, p.scenario, p.padding, spec.seed, narrate=spec.narrated
+                        )
+                        for p in batch
+                    ]
                     order_seed = zlib.crc32(f"{spec.seed}:{batch[0].run_id}".encode())
                     for event in interleave(runs, seed=order_seed):
                         if errors:

@@ -5,6 +5,13 @@ Every run is one of a few scenarios drawn from the seed documents (clean complet
 stale checks fixed by reruns, late receipts that supersede, contradicting receipts,
 denied publications, cancellations with in-flight effects, provenance with withheld
 candidates). The same seed gives the same events, byte for byte.
+
+Narrated runs (`narrate=True`, what `outcomes demo` publishes) vary within their
+scenario (a check that failed, a required check never run, a message whose delivery
+was never confirmed) and end with the agent's final message, written from the run's own
+events: what it changed, how each required check ended, what became of each requested
+effect. A seeded share of the agents overclaims (tests pass, the email went out, done)
+where the events say otherwise, and another share leaves the failure out.
 """
 
 from __future__ import annotations
@@ -12,7 +19,7 @@ from __future__ import annotations
 import random
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Final
 
 from outcomes.reducers.timefmt import format_rfc3339
 
@@ -28,6 +35,27 @@ class _Run:
     rng: random.Random
     clock: int
     events: list[Event] = field(default_factory=list)
+    story: random.Random | None = None
+    """Set for a narrated run: draws its variations and its final message."""
+
+    def twist(self, *choices: tuple[str, float]) -> str:
+        """One of the named variations, by weight; the first when the run is not narrated."""
+        if self.story is None:
+            return choices[0][0]
+        names, weights = zip(*choices, strict=True)
+        return self.story.choices(names, weights)[0]
+
+    def narrate(self) -> None:
+        """The agent's final message, derived from the events so far (narrated runs only)."""
+        if self.story is not None:
+            text = narrative_for(self.events, self.story)
+            self.emit(
+                "narrative.submitted",
+                narrative_id="n-1",
+                account_revision=None,
+                channel="chat",
+                text=text,
+            )
 
     def emit(self, type_: str, **fields: Any) -> Event:
         self.clock += self.rng.randint(1_000, 3_000_000)
@@ -151,6 +179,180 @@ class _Run:
         )
 
 
+@dataclass
+class _Known:
+    """What a run's events say at the moment its agent writes the final message."""
+
+    changed: list[str] = field(default_factory=list)
+    candidate: str | None = None
+    required: list[str] = field(default_factory=list)
+    receipts: dict[str, tuple[str, str, int]] = field(default_factory=dict)
+    effects: dict[str, str] = field(default_factory=dict)
+    effect_state: dict[str, str] = field(default_factory=dict)
+    cancelled: bool = False
+
+    @classmethod
+    def of(cls, events: list[Event]) -> _Known:
+        known = cls()
+        for event in events:
+            kind = event["type"]
+            if kind == "goal.revised":
+                known.required = [c["label"] for c in event["required_checks"]]
+            elif kind == "workspace.snapshot":
+                known.changed = [a["path"] for a in event["artifacts"]]
+            elif kind == "verification.receipt":
+                known.receipts[event["label"]] = (
+                    event["result"],
+                    event["candidate_snapshot"],
+                    event["tests_executed"],
+                )
+            elif kind == "finalize.requested":
+                known.candidate = event["candidate_snapshot"]
+            elif kind == "effect.intent":
+                known.effects[event["intent_id"]] = event["effect_class"]
+                known.effect_state[event["intent_id"]] = "requested"
+            elif kind == "effect.transition":
+                known.effect_state[event["intent_id"]] = event["state"]
+            elif kind == "effect.receipt" and event["observed"] == "present":
+                known.effect_state[event["intent_id"]] = "completed"
+            elif kind == "run.cancelled":
+                known.cancelled = True
+        return known
+
+    def check(self, label: str) -> tuple[str, int]:
+        """How a required check ended: passed, failed, stale or missing; and its tests."""
+        if label not in self.receipts:
+            return "missing", 0
+        result, snapshot, tests = self.receipts[label]
+        if result != "pass":
+            return "failed", tests
+        if self.candidate is not None and snapshot != self.candidate:
+            return "stale", tests
+        return "passed", tests
+
+
+_THING: dict[str, tuple[str, str, str, str]] = {
+    # effect class: (the thing, the act, its past participle, where it went)
+    "message": ("the email to the team", "send", "sent", ""),
+    "external_draft": ("the draft reply", "save", "saved", " to your drafts folder"),
+    "write": ("the settings record", "save", "saved", ""),
+    "publication": ("the release notes", "publish", "published", ""),
+    "upload": ("the build artifact", "upload", "uploaded", " to the release bucket"),
+}
+_SOME_THING: Final = ("the requested change", "make", "made", "")
+
+
+def _check_name(label: str) -> str:
+    return "lint check" if label == "lint" else f"{label} tests"
+
+
+def _said_of_check(label: str, state: str, tests: int, pick: random.Random) -> str:
+    name = _check_name(label)
+    if state == "passed":
+        if label == "lint":
+            return pick.choice(("The lint check passes.", "Lint is clean."))
+        return pick.choice(
+            (
+                f"All {tests} {label} tests pass.",
+                f"The {name} pass ({tests} tests).",
+                f"`pytest -q {label}` passes.",
+            )
+        )
+    if state == "failed":
+        return pick.choice(
+            (
+                f"The {name} still fail; I could not get them green.",
+                f"`pytest -q {label}` failed on the final version, so this needs another look.",
+            )
+        )
+    if state == "stale":
+        return pick.choice(
+            (
+                f"The {name} passed before my last change; I have not rerun them since.",
+                f"I changed files after the last {label} run, so the {name} need a rerun.",
+            )
+        )
+    return pick.choice((f"I did not run the {name}.", f"The {name} were not run yet."))
+
+
+def _claimed_of_check(label: str, tests: int, pick: random.Random) -> str:
+    """What an overclaiming agent says of a check whatever became of it."""
+    if label == "lint":
+        return pick.choice(("The lint check passes.", "Lint is clean."))
+    return pick.choice(
+        (f"All {tests or 25} {label} tests pass.", "All tests pass.", "The test suite is green.")
+    )
+
+
+def _said_of_effect(effect_class: str, state: str, pick: random.Random) -> str:
+    thing, act, done, where = _THING.get(effect_class, _SOME_THING)
+    if state == "completed":
+        return f"I {done} {thing}{where}."
+    if state == "denied":
+        return f"I could not {act} {thing}: the request to {act} it was denied pending approval."
+    if state == "unknown":
+        return pick.choice(
+            (
+                f"I tried to {act} {thing}, but there is no confirmation that it went through.",
+                f"The attempt to {act} {thing} timed out; I do not know whether it arrived.",
+            )
+        )
+    return f"The run stopped while the attempt to {act} {thing} was still in progress."
+
+
+def _claimed_of_effect(effect_class: str, pick: random.Random) -> str:
+    thing, _, done, where = _THING.get(effect_class, _SOME_THING)
+    return pick.choice(
+        (f"{thing[0].upper()}{thing[1:]} has been {done}{where}.", f"I {done} {thing}{where}.")
+    )
+
+
+def narrative_for(events: list[Event], story: random.Random) -> str:
+    """The agent's final message about a run, from the run's own events.
+
+    Each required check and requested effect gets a sentence saying how it ended. An
+    agent whose run did not end well is, by a seeded draw, truthful (it says what
+    failed), overclaiming (it says the check passed, the effect happened, the task is
+    done) or silent about what failed (it reports only what went well).
+    """
+    known = _Known.of(events)
+    checks = {label: known.check(label) for label in known.required}
+    bad_checks = [label for label, (state, _) in checks.items() if state != "passed"]
+    bad_effects = [i for i, state in known.effect_state.items() if state != "completed"]
+    troubled = bool(bad_checks or bad_effects or known.cancelled)
+    mode = "truthful"
+    if troubled:
+        mode = story.choices(("truthful", "overclaim", "silent"), (0.3, 0.4, 0.3))[0]
+
+    sentences: list[str] = []
+    if known.changed:
+        shown = known.changed[:3]
+        more = len(known.changed) - len(shown)
+        listed = ", ".join(f"`{p}`" for p in shown[:-1])
+        listed = f"{listed} and `{shown[-1]}`" if listed else f"`{shown[-1]}`"
+        tail = f" (and {more} more file{'s' if more > 1 else ''})" if more else ""
+        sentences.append(story.choice(("I edited ", "Changes are in ")) + listed + tail + ".")
+    for label, (state, tests) in checks.items():
+        if state == "passed" or mode == "truthful":
+            sentences.append(_said_of_check(label, state, tests, story))
+        elif mode == "overclaim":
+            sentences.append(_claimed_of_check(label, tests, story))
+    for intent, effect_class in known.effects.items():
+        state = known.effect_state[intent]
+        if state == "completed" or mode == "truthful":
+            sentences.append(_said_of_effect(effect_class, state, story))
+        elif mode == "overclaim":
+            sentences.append(_claimed_of_effect(effect_class, story))
+    if not troubled or mode == "overclaim":
+        sentences.insert(0, story.choice(("Done.", "The task is complete.", "All finished.")))
+    elif mode == "truthful":
+        if known.cancelled:
+            sentences.insert(0, "The run was cancelled before I could finish.")
+        else:
+            sentences.append("The task is not finished yet.")
+    return " ".join(sentences)
+
+
 def _files(rng: random.Random, count: int) -> list[tuple[str, str, str]]:
     names = [
         "src/app.py",
@@ -168,20 +370,32 @@ def _files(rng: random.Random, count: int) -> list[tuple[str, str, str]]:
 
 def _clean(run: _Run, padding: int) -> None:
     files = _files(run.rng, 3)
+    twist = run.twist(
+        ("as_planned", 0.4), ("check_failed", 0.2), ("check_missing", 0.2), ("message_unknown", 0.2)
+    )
     run.emit("run.started", agent="coder", requested_by="user:ana")
-    run.goal([files[0][0]], actions=("act-0",))
+    checks = ("unit", "lint") if twist == "check_missing" else ("unit",)
+    effects = ("email-1",) if twist == "message_unknown" else ()
+    run.goal([files[0][0]], effects=effects, actions=("act-0",), checks=checks)
     run.tools(1 + padding)
+    if twist == "message_unknown":
+        run.effect("email-1", "message", "approved", "active", "unknown")
     run.snapshot("snap-1", files)
-    run.receipt("unit", "snap-1")
+    if twist == "check_failed":
+        run.receipt("unit", "snap-1", result="fail", tests=25)
+    else:
+        run.receipt("unit", "snap-1")
     run.emit("response.disposition", completion="completed")
     run.emit("finalize.requested", candidate_snapshot="snap-1")
-    run.emit(
-        "narrative.submitted",
-        narrative_id="n-1",
-        account_revision=None,
-        channel="chat",
-        text="Done: the change is in and all tests pass.",
-    )
+    if run.story is None:
+        run.emit(
+            "narrative.submitted",
+            narrative_id="n-1",
+            account_revision=None,
+            channel="chat",
+            text="Done: the change is in and all tests pass.",
+        )
+    run.narrate()
 
 
 def _stale_then_rerun(run: _Run, padding: int) -> None:
@@ -193,6 +407,7 @@ def _stale_then_rerun(run: _Run, padding: int) -> None:
     run.receipt("unit", "snap-1")
     run.snapshot("snap-2", [*files[:2], ("config/app.toml", "modified", "sha-cfg")])
     run.emit("finalize.requested", candidate_snapshot="snap-2")
+    run.narrate()
     run.receipt("unit", "snap-2")  # the rerun supersedes the stale pass
 
 
@@ -205,6 +420,7 @@ def _late_receipt(run: _Run, padding: int) -> None:
     run.snapshot("snap-1", files)
     run.receipt("unit", "snap-1")
     run.emit("finalize.requested", candidate_snapshot="snap-1")
+    run.narrate()
     run.effect_receipt("draft-1", "present")
 
 
@@ -218,6 +434,7 @@ def _contradicting(run: _Run, padding: int) -> None:
     run.snapshot("snap-1", files)
     run.receipt("unit", "snap-1")
     run.emit("finalize.requested", candidate_snapshot="snap-1")
+    run.narrate()
     run.effect_receipt("save-1", "absent", origin="provider_query")
 
 
@@ -230,6 +447,7 @@ def _denied(run: _Run, padding: int) -> None:
     run.snapshot("snap-1", files)
     run.receipt("unit", "snap-1")
     run.emit("finalize.requested", candidate_snapshot="snap-1")
+    run.narrate()
 
 
 def _cancelled(run: _Run, padding: int) -> None:
@@ -240,6 +458,7 @@ def _cancelled(run: _Run, padding: int) -> None:
     run.effect("upload-1", "upload", "approved", "active")
     run.snapshot("snap-1", files, sealed=False)
     run.emit("run.cancelled", reason="user stopped the run")
+    run.narrate()
     run.effect_receipt("upload-1", "present", origin="reconciliation")
 
 
@@ -287,6 +506,7 @@ def _provenance(run: _Run, padding: int) -> None:
     run.snapshot("snap-1", files)
     run.receipt("unit", "snap-1")
     run.emit("finalize.requested", candidate_snapshot="snap-1")
+    run.narrate()
 
 
 SCENARIOS: dict[str, Callable[[_Run, int], None]] = {
@@ -300,13 +520,19 @@ SCENARIOS: dict[str, Callable[[_Run, int], None]] = {
 }
 
 
-def generate_run(run_id: str, scenario: str, padding: int = 0, seed: int = 0) -> list[Event]:
+def generate_run(
+    run_id: str, scenario: str, padding: int = 0, seed: int = 0, *, narrate: bool = False
+) -> list[Event]:
     """One run's events in the order its worker would publish them.
 
     `padding` adds that many extra tool attempts (two events each) to grow the run.
+    `narrate` varies the run within its scenario and ends it with the agent's final
+    message (module docstring); without it a run's events are as they always were.
     """
     rng = random.Random(f"{seed}:{run_id}")
     run = _Run(run_id, rng, BASE_MICROS + rng.randint(0, 3_600_000_000))
+    if narrate:
+        run.story = random.Random(f"{seed}:{run_id}:story")
     SCENARIOS[scenario](run, padding)
     return run.events
 
