@@ -155,6 +155,8 @@ def test_committed_but_not_pushed_is_two_claims() -> None:
         assert kinds == [("effect", True), ("persistence", False)], text
     blocked = [f.blocked for f in scan("The job completed its steps but did not write it.")]
     assert blocked == ["negated"]
+    # a check not made takes the state back: "ready but not yet verified"
+    assert asserted("The code change is ready but not yet verified.") == []
     assert asserted("There are no issues with the API.") == []
 
 

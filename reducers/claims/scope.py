@@ -47,6 +47,7 @@ from outcomes.reducers.claims.objects import (
     OTHER_PARTIES,
     SPEECH_VERBS,
     place_of,
+    verb_place,
 )
 
 
@@ -587,7 +588,9 @@ def _another_act_denied(words: Sequence[str], x: int, h: int) -> bool:
     y += 1
     if y < len(words) and words[y] == "yet":
         y += 1
-    return y < len(words) and words[y].endswith("ed") and words[y] != words[h]
+    # (an act on the world: "not pushed", "not deployed"; "ready but not yet verified"
+    # takes the readiness back)
+    return y < len(words) and words[y] != words[h] and verb_place(words[y]) in ("remote", "record")
 
 
 def _but_not_later(words: Sequence[str], h: int) -> bool:
