@@ -114,6 +114,29 @@ def _by_section(cand: Candidate, section: str) -> Candidate:
     return Candidate(kind, rule, cand.lo, cand.hi, cand.head, cand.none, cand.use)
 
 
+def _with_no_findings(words: Sequence[str], cands: list[Candidate]) -> list[Candidate]:
+    """ "The build passed with no TypeScript errors", "Tests passed with 0 failures": one
+    claim, the pass and how it passed; the count of no findings after "with" joins the
+    check's own claim instead of making a second one."""
+    joined = [
+        c for c in cands if c.rule == "no_failures" and c.lo >= 1 and words[c.lo - 1] == "with"
+    ]
+    if not joined:
+        return cands
+    out = list(cands)
+    for extra in joined:
+        for k, c in enumerate(out):
+            if (
+                c.kind == "verification"
+                and c is not extra
+                and c.hi < extra.lo
+                and all(words[x] not in HARD and words[x] != "," for x in range(c.hi + 1, extra.lo))
+            ):
+                out[k] = Candidate(c.kind, c.rule, c.lo, extra.hi, c.head, c.none, c.use)
+                break
+    return out
+
+
 def scan_sentence(sentence: Sentence, before: Sequence[str] = ()) -> list[Found]:
     """Every claim candidate of one sentence, with its blocker (None: an assertion);
     `before` holds the words of the sentence just before it in its block."""
@@ -139,6 +162,7 @@ def scan_sentence(sentence: Sentence, before: Sequence[str] = ()) -> list[Found]
         ]
     if not cands:
         return []
+    cands = _with_no_findings(words, cands)
     # A head read as "nothing happened" ("I haven't booked it") is that claim only, not
     # also the act, negated.
     none_heads = {c.head for c in cands if c.none}
