@@ -352,9 +352,11 @@ def summary_of(output: str, tools: Sequence[str] = ()) -> Summary | None:
     return _combine(_hits(output, lines))
 
 
-def _compatible(hit: _Hit, check: Check) -> bool:
-    if check.tools:
-        return hit.tool in lines_tools(check.tools)
+def _compatible(hit: _Hit, check: Check, rows: frozenset[str] | None) -> bool:
+    """Can `check` have printed `hit`? `rows`: the rows whose lines it reads (None: any
+    row of a kind it may run)."""
+    if rows is not None:
+        return hit.tool in rows
     row = BY_NAME[hit.tool]
     if row.kind is None or row.delegates:
         return True  # a runner's own failure line (`npm ERR!`, `make: ***`)
@@ -369,16 +371,17 @@ def shared_summaries(output: str, checks: Sequence[Check]) -> list[Summary | Non
     """Each check's summary from one output several checks wrote in order."""
     if len(checks) == 1:
         return [summary_of(output, checks[0].tools)]
+    rows = [lines_tools(c.tools) if c.tools else None for c in checks]
     names: set[str] = set()
-    for check in checks:
-        names |= lines_tools(check.tools) if check.tools else set(BY_NAME)
+    for read in rows:
+        names |= read if read is not None else set(BY_NAME)
     lines = tuple((n, ln) for n, ln in ALL_LINES if n in names)
     assigned: list[list[_Hit]] = [[] for _ in checks]
     closed = [False] * len(checks)
     current = 0
     for hit in _hits(output, lines):
         for j in range(current, len(checks)):
-            if (j == current and closed[j]) or not _compatible(hit, checks[j]):
+            if (j == current and closed[j]) or not _compatible(hit, checks[j], rows[j]):
                 continue
             assigned[j].append(hit)
             current = j

@@ -36,6 +36,7 @@ from outcomes.importers.effects import (
 from outcomes.importers.shell import MAX_COMMAND_CHARS, Simple, split_command
 
 __all__ = [
+    "MAX_CHECKS_PER_LINE",
     "MAX_COMMAND_CHARS",
     "Check",
     "CheckResult",
@@ -56,6 +57,12 @@ __all__ = [
     "summary_of",
     "tool_effect",
 ]
+
+
+# Checks read from one command line; past this many the rest of the line's commands are
+# read for effects only (a line of thousands of `pytest;` is no run any agent makes, and
+# each check costs a receipt, a snapshot and a share of the output's reading).
+MAX_CHECKS_PER_LINE = 64
 
 
 @dataclass(frozen=True, slots=True)
@@ -106,10 +113,11 @@ def read_command(
     trace showed, to read `npm run x` / `make x` through."""
     simples = split_command(line)
     statuses = own_statuses(simples, exit_code)
+    chained = _chained_to_end(simples)
     found: list[tuple[int, Check]] = []
     effects: list[Effect] = []
     for index, simple in enumerate(simples):
-        check = check_of(simple, scripts)
+        check = check_of(simple, scripts) if len(found) < MAX_CHECKS_PER_LINE else None
         if check is not None:
             found.append((index, check))
         effects.extend(shell_effects(simple, output, statuses[index], scripts))
@@ -124,12 +132,20 @@ def read_command(
         if stopped and summary is None:
             status = None  # the line's status is the failed check's, not this one's
         checks.append((check, verdict(check, summary, status, text, timed_out=timed_out)))
-        if summary is not None and summary.result == "fail" and _chained(simples, index):
+        if summary is not None and summary.result == "fail" and chained[index]:
             stopped = True
     return CommandReading(tuple(checks), tuple(effects))
 
 
-def _chained(simples: tuple[Simple, ...], index: int) -> bool:
-    """Is `simples[index]` joined to the end of the line by `&&` (and pipes) alone?"""
-    stages = [s.then for s in simples[index:-1]]
-    return bool(stages) and all(t in {"&&", "|", "|&"} for t in stages) and "&&" in stages
+def _chained_to_end(simples: tuple[Simple, ...]) -> list[bool]:
+    """For each simple command: is it joined to the end of the line by `&&` (and pipes
+    within a stage) alone, with at least one `&&`? One pass from the end."""
+    out = [False] * len(simples)
+    only_and = True  # every separator after this one is `&&` or a pipe
+    any_and = False
+    for index in range(len(simples) - 2, -1, -1):
+        then = simples[index].then
+        only_and = only_and and then in {"&&", "|", "|&"}
+        any_and = any_and or then == "&&"
+        out[index] = only_and and any_and
+    return out

@@ -33,6 +33,7 @@ from typing import Any
 from outcomes.importers.commands import (
     Check,
     Effect,
+    Simple,
     check_of,
     read_command,
     split_command,
@@ -197,7 +198,8 @@ class _Builder:
         )
         if call.exit_code in (None, 0):
             self.book.saw_shell(command, call.output)
-        checks = [(c, v) for c, v in reading.checks if not self._on_scratch_only(c, command, call)]
+        simples = split_command(command) if self.inventory.scratch else ()
+        checks = [(c, v) for c, v in reading.checks if not self._on_scratch_only(c, simples, call)]
         for index, (check, verdict) in enumerate(checks):
             snapshot = self.current_snapshot(step, call.where, at)
             self.emit(
@@ -219,13 +221,13 @@ class _Builder:
         for index, effect in enumerate(reading.effects):
             self._effect(step, f"effect-{index}", call, effect, at)
 
-    def _on_scratch_only(self, check: Check, command: str, call: ToolCall) -> bool:
+    def _on_scratch_only(self, check: Check, simples: tuple[Simple, ...], call: ToolCall) -> bool:
         """A linter or type checker whose every target is a file the run created and
         removed again reports on that file, not on the workspace: it makes no receipt."""
         if check.kind not in ("lint", "typecheck", "format-check") or not self.inventory.scratch:
             return False
         scripts = self.book.scripts()
-        for simple in split_command(command):
+        for simple in simples:
             if check_of(simple, scripts) != check:
                 continue
             targets = [

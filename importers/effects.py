@@ -21,6 +21,7 @@ Pure: strings in, values out.
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
 from typing import Literal
@@ -65,6 +66,24 @@ def _status(simple: Simple, exit_code: int | None) -> int | None:
     return None if simple.piped_out or simple.background else exit_code
 
 
+@functools.lru_cache(maxsize=256)
+def _find(pattern: re.Pattern[str], text: str) -> re.Match[str] | None:
+    """`pattern.search(text)`, once per output: a line of many commands shares one output,
+    and each command's reader asks the same questions of it (Python keeps a string's hash,
+    so a repeated question about the same output costs nothing)."""
+    return pattern.search(text)
+
+
+@functools.lru_cache(maxsize=256)
+def _find_all(pattern: re.Pattern[str], text: str) -> tuple[re.Match[str], ...]:
+    return tuple(pattern.finditer(text))
+
+
+def _search(pattern: str, text: str, flags: int = 0) -> re.Match[str] | None:
+    return _find(re.compile(pattern, flags), text)
+
+
+@functools.lru_cache(maxsize=256)
 def _last_lines(text: str, n: int = 2) -> str:
     lines = [ln.strip() for ln in text.strip().splitlines() if ln.strip()]
     return " | ".join(lines[-n:])[:300]
@@ -90,7 +109,7 @@ def git_effects(simple: Simple, output: str | None, exit_code: int | None) -> li
         args = _git_args(simple.words)
         verb = args[0] if args else ""
         if verb == "commit":
-            if not _COMMIT_LINE.search(text) and _NOTHING_TO_COMMIT.search(text):
+            if not _find(_COMMIT_LINE, text) and _find(_NOTHING_TO_COMMIT, text):
                 return []  # git had nothing to write: no write was attempted
             return [_commit(text, status)]
         if verb == "push":
@@ -111,10 +130,10 @@ def git_effects(simple: Simple, output: str | None, exit_code: int | None) -> li
         if status not in (None, 0):
             evidence = _last_lines(text) or f"exit code {status}"
             return [Effect(spec.effect_class, target, "failed", evidence, kind=kind)]
-        bad = spec.failed.search(text) if spec.failed else None
+        bad = _find(spec.failed, text) if spec.failed else None
         if bad:
             return [Effect(spec.effect_class, target, "failed", bad.group(0).strip(), kind=kind)]
-        done = spec.done.search(text) if spec.done else None
+        done = _find(spec.done, text) if spec.done else None
         url = _URL.search(done.group(0) if done else text)
         if done or url:  # the forge prints the created or changed object's address
             evidence = (done.group(0) if done else url.group(0) if url else "").strip()
@@ -127,7 +146,7 @@ def git_effects(simple: Simple, output: str | None, exit_code: int | None) -> li
 
 
 def _commit(text: str, status: int | None) -> Effect:
-    lines = list(_COMMIT_LINE.finditer(text))
+    lines = _find_all(_COMMIT_LINE, text)
     if lines:
         line = lines[-1]
         return Effect(
@@ -158,8 +177,8 @@ def _push(args: list[str], text: str, status: int | None) -> Effect:
     target = "git-push:" + (
         " ".join(a for a in args[1:] if not a.startswith("-")) or "default remote"
     )
-    fail = spec.failed.search(text)
-    ok = spec.done.search(text)
+    fail = _find(spec.failed, text)
+    ok = _find(spec.done, text)
     if fail and not ok:
         return Effect("git_push", target, "failed", fail.group(0).strip(), kind="push")
     if ok and status in (None, 0):
@@ -190,7 +209,7 @@ def shell_effects(
     w = simple.words
     text = output or ""
     status = _status(simple, exit_code)
-    missing = _NOT_FOUND.search(text)
+    missing = _find(_NOT_FOUND, text)
     if missing and prog in text[: missing.end() + 40]:
         failed_line = next(
             (ln for ln in text.splitlines() if _NOT_FOUND.search(ln)), missing.group(0)
@@ -218,7 +237,7 @@ def shell_effects(
         if remote is not None:
             return [remote]
     if found and found[0].effect_class == "install":
-        for m in _POLICY_DENIED.finditer(text):
+        for m in _find_all(_POLICY_DENIED, text):
             pkgs = found[0].target.removeprefix("install:")
             effects.append(
                 Effect(
@@ -280,11 +299,11 @@ def _system_install(simple: Simple, text: str, status: int | None) -> list[Effec
     if not args or args[0] not in {"install", "add"} or len(args) < 2:
         return []
     pkgs = " ".join(args[1:])
-    if status not in (None, 0) or re.search(r"^(E:|ERROR:|Error:)", text, re.M):
+    if status not in (None, 0) or _search(r"^(E:|ERROR:|Error:)", text, re.M):
         outcome: EffectOutcome = "failed"
         evidence = _last_lines(text) or f"exit code {status}"
     else:
-        done = re.search(
+        done = _search(
             r"^(Setting up .*|Installed:.*|OK: .*|==> Pouring .*|Complete!)$", text, re.M
         )
         outcome = "completed" if done else "unknown"
@@ -294,7 +313,7 @@ def _system_install(simple: Simple, text: str, status: int | None) -> list[Effec
     effects = [
         Effect("install", f"install:{pkgs}", outcome, evidence, consequential=False, kind="install")
     ]
-    for m in _POLICY_DENIED.finditer(text):
+    for m in _find_all(_POLICY_DENIED, text):
         effects.append(
             Effect(
                 "service",
@@ -324,7 +343,7 @@ def _mail(w: tuple[str, ...], status: int | None) -> Effect:
 
 def _chat(w: tuple[str, ...], text: str, status: int | None) -> Effect:
     rcpt = w[1]
-    reply = re.search(rf"^\s*{re.escape(rcpt)}\s*:\s*\S.*$", text, re.M | re.I) if rcpt else None
+    reply = _search(rf"^\s*{re.escape(rcpt)}\s*:\s*\S.*$", text, re.M | re.I) if rcpt else None
     if status not in (None, 0):
         return Effect("message", f"message:{rcpt}", "failed", f"exit code {status}", kind="message")
     if reply:
@@ -386,11 +405,11 @@ def _http_effect(simple: Simple, text: str, status: int | None) -> Effect | None
         else "upload"
     )
     target = f"http:{host}"
-    if status not in (None, 0) or re.search(r"^curl: \(\d+\)", text, re.M):
+    if status not in (None, 0) or _search(r"^curl: \(\d+\)", text, re.M):
         return Effect(
             effect_class, target, "failed", _last_lines(text) or f"exit code {status}", kind="http"
         )
-    answer = re.search(r"HTTP/[\d.]+ (\d{3})|awaiting response\.\.\. (\d{3})", text)
+    answer = _search(r"HTTP/[\d.]+ (\d{3})|awaiting response\.\.\. (\d{3})", text)
     code = (answer.group(1) or answer.group(2)) if answer else None
     if answer and code and code.startswith("2"):
         return Effect(effect_class, target, "completed", answer.group(0), kind="http")
@@ -411,11 +430,11 @@ def _download(simple: Simple, text: str, status: int | None) -> list[Effect]:
     if not saves:
         return []
     address = next((a for a in w[1:] if a.startswith(("http://", "https://"))), "url")
-    if status not in (None, 0) or re.search(r"^curl: \(\d+\)|ERROR \d{3}", text, re.M):
+    if status not in (None, 0) or _search(r"^curl: \(\d+\)|ERROR \d{3}", text, re.M):
         outcome: EffectOutcome = "failed"
         evidence = _last_lines(text) or f"exit code {status}"
-    elif re.search(r"^\s*100\s+\d+\S*\s+100\s+\d+|saved \[|100%", text, re.M):
-        done = re.search(r"^.*(100\s+\d+\S*\s+100\s+\d+|saved \[|100%).*$", text, re.M)
+    elif _search(r"^\s*100\s+\d+\S*\s+100\s+\d+|saved \[|100%", text, re.M):
+        done = _search(r"^.*(100\s+\d+\S*\s+100\s+\d+|saved \[|100%).*$", text, re.M)
         outcome, evidence = "completed", done.group(0).strip()[-120:] if done else "100%"
     else:
         outcome, evidence = "unknown", "the output does not show the transfer's result"
@@ -439,7 +458,7 @@ def _copy_effect(simple: Simple, text: str, status: int | None) -> Effect | None
             return Effect(
                 "upload", target, "failed", _last_lines(text) or f"exit code {status}", kind=target
             )
-        done = re.search(r"^upload: \S+ to s3://.*$|Operation completed.*", text, re.M)
+        done = _search(r"^upload: \S+ to s3://.*$|Operation completed.*", text, re.M)
         if done:
             return Effect("upload", target, "completed", done.group(0).strip()[:300], kind=target)
         return Effect(
@@ -540,8 +559,8 @@ def _settle(
     if spec.kind == "server":
         target = f"server:{simple.text[:80]}"
     kind = spec.kind if spec.kind in {"install", "server", "scaffold", "deploy"} else target
-    done = spec.done.search(text) if spec.done is not None else None
-    bad = spec.failed.search(text) if spec.failed is not None else None
+    done = _find(spec.done, text) if spec.done is not None else None
+    bad = _find(spec.failed, text) if spec.failed is not None else None
 
     def make(outcome: EffectOutcome, evidence: str, receipt: str | None = None) -> Effect:
         return Effect(
@@ -642,7 +661,7 @@ def _ready_server(effect: Effect, text: str, status: int | None) -> Effect:
             kind="server",
         )
     for pattern in _READY:
-        m = pattern.search(text)
+        m = _find(pattern, text)
         if m:
             return Effect(
                 "service",

@@ -488,3 +488,13 @@ def test_forge_comments_and_merges_take_their_state_from_the_output() -> None:
     assert read_command("gh pr view 7", "title: x", 0).effects == ()
     (mr,) = read_command("glab mr merge 12", "✓ Merged!", None).effects
     assert (mr.effect_class, mr.outcome) == ("pull_request", "completed")
+
+
+def test_one_line_makes_at_most_a_bounded_number_of_receipts() -> None:
+    from outcomes.importers.commands import MAX_CHECKS_PER_LINE
+
+    line = "pytest -q; " * (MAX_CHECKS_PER_LINE * 3) + "git push origin main"
+    reading = read_command(line, "To host:r.git\n   1a2b3c4..5d6e7f8  main -> main", 0)
+    assert len(reading.checks) == MAX_CHECKS_PER_LINE
+    # the commands past the bound are still read for their effects
+    assert [(e.effect_class, e.outcome) for e in reading.effects] == [("git_push", "completed")]
