@@ -43,22 +43,21 @@ REMOTE = _class(
     webhooks tweet article articles spreadsheet dropbox sharepoint crm contact
     contacts cron crontab cronjob cronjobs scheduler daemon daemons systemd document
     documents""",
-    # someone else's system by its trade: appointments and calendars, accounts and
-    # profiles kept by a service, commerce and delivery, CRM records, deployments and
-    # the clusters they run on, incidents and on-call
-    """appointment appointments reminder reminders rsvp event-invite account accounts
-    shipping billing delivery shipment shipments purchase purchases
-    cart salesforce hubspot zendesk intercom freshdesk stripe shopify paypal twilio
-    sendgrid mailchimp gmail outlook deployment deployments kubernetes k8s helm incident
-    incidents pagerduty opsgenie
-    statuspage terraform pulumi""",
+    # someone else's system by its trade: appointments and calendars, accounts kept by a
+    # service, commerce and delivery, CRM and messaging services, deployments and the
+    # tools that make them, incidents and on-call
+    """appointment appointments reminder reminders rsvp account accounts shipping billing
+    delivery shipment shipments purchase purchases cart salesforce hubspot zendesk
+    intercom freshdesk stripe shopify paypal twilio sendgrid mailchimp gmail outlook
+    deployment deployments kubernetes k8s helm terraform pulumi incident incidents
+    pagerduty opsgenie statuspage""",
     # what a service keeps for its user (not "address" or "password", which are also a
     # verb and a code word)
     """profile profiles mailing newsletter newsletters draft drafts voicemail""",
 )
 
 # Transactions with someone else's system: one "complete" or "done" has happened there
-# ("Your order is complete", "Checkout complete"), unlike a task that is finished ("I've
+# ("Your order is complete", "Payment complete"), unlike a task that is finished ("I've
 # completed ticket 42" is completion).
 TRANSACTIONS = _class(
     """order orders booking bookings reservation reservations payment payments purchase
@@ -112,7 +111,7 @@ CHECK_VERBS = _class(
 # pods with kubectl"): a database client or migration tool acts on a local record, a
 # forge, cloud or cluster CLI on a remote. (Not the engines and libraries, which name
 # what the code uses: "Replaced the text file with SQLite".)
-MEANS = {
+MEANS: dict[str, Place] = {
     **dict.fromkeys(
         _class("psql mysql mongosh redis-cli alembic flyway liquibase dbmate sqlcmd"),
         "record",
@@ -131,7 +130,7 @@ def means_place(words: Sequence[str]) -> Place | None:
             for y in words[x + 1 : x + 4]:
                 place = MEANS.get(y)
                 if place is not None:
-                    return place  # type: ignore[return-value]
+                    return place
     return None
 
 
