@@ -66,25 +66,46 @@ def _status(simple: Simple, exit_code: int | None) -> int | None:
     return None if simple.piped_out or simple.background else exit_code
 
 
-@functools.lru_cache(maxsize=256)
+@functools.lru_cache(maxsize=4)
+def _memo(text: str) -> dict[object, object]:
+    """What has been asked of one output so far. A line of many commands shares one
+    output and each command's reader asks the same questions of it; the answers are kept
+    for the last few outputs only (Python keeps a string's hash, so finding the memo of
+    the same output again costs nothing)."""
+    return {}
+
+
 def _find(pattern: re.Pattern[str], text: str) -> re.Match[str] | None:
-    """`pattern.search(text)`, once per output: a line of many commands shares one output,
-    and each command's reader asks the same questions of it (Python keeps a string's hash,
-    so a repeated question about the same output costs nothing)."""
-    return pattern.search(text)
+    memo = _memo(text)
+    if pattern not in memo:
+        memo[pattern] = pattern.search(text)
+    found = memo[pattern]
+    return found if isinstance(found, re.Match) else None
 
 
-@functools.lru_cache(maxsize=256)
 def _find_all(pattern: re.Pattern[str], text: str) -> tuple[re.Match[str], ...]:
-    return tuple(pattern.finditer(text))
+    memo = _memo(text)
+    key = ("all", pattern)
+    if key not in memo:
+        memo[key] = tuple(pattern.finditer(text))
+    found = memo[key]
+    return found if isinstance(found, tuple) else ()
 
 
 def _search(pattern: str, text: str, flags: int = 0) -> re.Match[str] | None:
     return _find(re.compile(pattern, flags), text)
 
 
-@functools.lru_cache(maxsize=256)
 def _last_lines(text: str, n: int = 2) -> str:
+    memo = _memo(text)
+    key = ("last", n)
+    if key not in memo:
+        memo[key] = _tail(text, n)
+    found = memo[key]
+    return found if isinstance(found, str) else ""
+
+
+def _tail(text: str, n: int) -> str:
     lines = [ln.strip() for ln in text.strip().splitlines() if ln.strip()]
     return " | ".join(lines[-n:])[:300]
 
