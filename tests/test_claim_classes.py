@@ -161,6 +161,8 @@ def test_committed_but_not_pushed_is_two_claims() -> None:
 
 
 NOTHING_HAPPENED = [
+    "No emails were sent.",
+    "No message was posted to Slack.",
     "I did not drop the table or submit the form.",
     "We didn't change any files or open a pull request.",
     "I did not push or open a PR.",

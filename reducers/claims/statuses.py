@@ -497,10 +497,11 @@ _REMOTE_ACTS_BASE = class_of(
 
 
 # Participles of an act whose denial on a remote thing says nothing happened there.
+# (Not the sends and publications, which the rules above read as nothing sent: "No
+# emails were sent", "Nothing was pushed".)
 _DONE_TO = class_of(
-    """made placed charged sent issued submitted booked processed created modified
-    changed updated touched cancelled canceled deleted moved posted published pushed
-    deployed refunded"""
+    """made placed charged issued submitted booked processed created modified changed
+    updated touched cancelled canceled deleted moved refunded"""
 )
 _CHANGE_NOUNS = class_of("changes modifications updates edits writes")
 
