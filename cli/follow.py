@@ -55,6 +55,9 @@ _CLOCK_SLACK_MS = 5_000
 
 Format = Literal["text", "json"]
 
+INTERRUPTED = 130
+"""Exit status after Ctrl-C: 128 + SIGINT, what a shell reports for an interrupted command."""
+
 
 def text_line(item: Notification | ClaimNotification, changes: tuple[str, ...] | None) -> str:
     """How a person sees one notification."""
@@ -256,8 +259,41 @@ def follow(
 
     Reads outcomes.notifications.v1 and outcomes.claim-notifications.v1 (and, for what
     changed, outcomes.account-revisions.v1) in a consumer group of its own that never
-    commits. Stops on Ctrl-C or SIGTERM.
+    commits. Stops on SIGTERM, or on Ctrl-C with one line and exit status 130 (a second
+    Ctrl-C stops it without waiting for the consumer to leave its group).
     """
+    try:
+        interrupted = _follow(
+            run_ids,
+            run_prefix,
+            kinds,
+            status_changed,
+            from_beginning,
+            fmt,
+            no_changes,
+            until_idle,
+            bootstrap,
+        )
+    except KeyboardInterrupt:  # before the tail ran, or a second Ctrl-C while it closed
+        interrupted = True
+    if interrupted:
+        signal.signal(signal.SIGINT, signal.SIG_IGN)  # the line and the exit, undisturbed
+        click.echo("outcomes follow: stopped (Ctrl-C)", err=True)
+        raise SystemExit(INTERRUPTED)
+
+
+def _follow(
+    run_ids: tuple[str, ...],
+    run_prefix: str | None,
+    kinds: tuple[str, ...],
+    status_changed: bool,
+    from_beginning: bool,
+    fmt: Format,
+    no_changes: bool,
+    until_idle: float | None,
+    bootstrap: str | None,
+) -> bool:
+    """The tail itself; True when a Ctrl-C stopped it (what it held is printed first)."""
     settings = Settings.load(bootstrap=bootstrap)
     check_broker(settings)
     records = ["notification", "claim_notification"]
@@ -293,17 +329,26 @@ def follow(
         hold=None if no_changes else hold,
     )
 
-    def stop(signum: int, frame: FrameType | None) -> None:
-        consumer.stop()
+    interrupted = False
 
-    previous = signal.signal(signal.SIGTERM, stop)
+    def stop(signum: int, frame: FrameType | None) -> None:
+        nonlocal interrupted
+        if signum == signal.SIGINT:
+            if interrupted:
+                raise KeyboardInterrupt  # a second Ctrl-C: do not wait any longer
+            interrupted = True
+        consumer.stop()  # the loop returns after the current item; the tail prints the rest
+
+    previous = {signal.SIGTERM: signal.signal(signal.SIGTERM, stop)}
+    if signal.getsignal(signal.SIGINT) is not signal.SIG_IGN:  # a background job's stays so
+        previous[signal.SIGINT] = signal.signal(signal.SIGINT, stop)
     try:
         with consumer:
             consumer.run(tail, idle_timeout=until_idle, on_idle=tail.idle)
         tail.flush(force=True)
-    except KeyboardInterrupt:
-        tail.flush(force=True)
     finally:
-        signal.signal(signal.SIGTERM, previous)
-    if tail.closed:  # no flush at exit into the closed pipe
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
+        if tail.closed:  # no flush at exit into the closed pipe
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    return interrupted

@@ -399,3 +399,66 @@ def test_idle_timeout_waits_for_a_first_assignment(monkeypatch: pytest.MonkeyPat
         ended[bool(assigned)] = clock.now
     assert ended[False] >= consumer_module.ASSIGNMENT_WAIT  # waited for an assignment
     assert 3.0 <= ended[True] < 10.0  # assigned: the idle timeout (3 s) alone
+
+
+INTERRUPTED_CHILD = textwrap.dedent(
+    """
+    import sys, time
+    from outcomes.streams.sdk.consumer import OutcomesConsumer
+
+    topic, dead, group = sys.argv[1:4]
+    handled = []
+
+    def handler(item):
+        if not handled:
+            print("handling", flush=True)
+            time.sleep(3)  # Ctrl-C comes now: this item is still finished and committed
+        handled.append(item.id)
+
+    with OutcomesConsumer(group=group, topics={"notification": topic},
+                          dead_letter_topic=dead, from_beginning=True) as consumer:
+        stats = consumer.run(handler)
+    print("returned", stats.interrupted, ",".join(handled), flush=True)
+    """
+)
+
+
+def test_ctrl_c_stops_run_after_the_item_in_hand_without_a_traceback(
+    kafka_bootstrap: str,
+    kafka_settings: Settings,
+    kafka_config: dict[str, Any],
+    kafka_topic: Callable[..., str],
+) -> None:
+    import signal
+
+    topic, dead = kafka_topic("notifications"), kafka_topic("dead")
+    records = run_notifications("ctrlc", runs=1, revisions=4)
+    publish(kafka_config, topic, records)
+    name = group()
+    env = {**os.environ, "OUTCOMES_BOOTSTRAP": kafka_bootstrap, "PYTHONPATH": str(ROOT)}
+    child = subprocess.Popen(
+        [sys.executable, "-c", INTERRUPTED_CHILD, topic, dead, name],
+        env=env,
+        cwd=ROOT,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        # Ctrl-C's default: a shell started without job control may have it ignored.
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+    )
+    try:
+        assert child.stdout is not None
+        assert child.stdout.readline().strip() == "handling"
+        child.send_signal(signal.SIGINT)
+        out, err = child.communicate(timeout=60)
+    finally:
+        if child.poll() is None:
+            child.kill()
+            child.wait()
+    assert "Traceback" not in err, err
+    assert child.returncode == 0, err
+    first = records[0].id
+    assert out.split() == ["returned", "True", first]
+    # The item in hand was committed: the group's next member starts after it.
+    rest = collect(make_consumer(kafka_settings, topic, dead, group=name), idle=3.0)
+    assert [i.id for i in rest] == [r.id for r in records[1:]]

@@ -225,3 +225,59 @@ def test_the_tail_prints_each_notification_id_once(capsys: pytest.CaptureFixture
         tail.flush(force=True)
         out = capsys.readouterr().out.splitlines()
         assert len(out) == 3 and tail.printed == 3 and tail.copies == 3, out
+
+
+def _follow_groups(admin: AdminClient) -> set[str]:
+    listed = admin.list_consumer_groups(request_timeout=10).result()
+    return {g.group_id for g in listed.valid if g.group_id.startswith("outcomes-reader-follow-")}
+
+
+def _sigint_follow(bootstrap: str, *, wait_for_group: bool) -> tuple[int, str, str]:
+    """`outcomes follow` as a real process stopped by SIGINT, as Ctrl-C in a terminal
+    sends it: once it reads in its group (or at once, while it starts)."""
+    import os
+    import signal
+    import subprocess
+    import sys
+
+    admin = AdminClient({"bootstrap.servers": bootstrap})
+    before = _follow_groups(admin)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "outcomes.cli", "follow", "--bootstrap", bootstrap],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env={**os.environ, "PYTHONUNBUFFERED": "1"},
+        # Ctrl-C's default: a shell started without job control may have it ignored.
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+    )
+    try:
+        if wait_for_group:
+            deadline = time.monotonic() + 90
+            while not (_follow_groups(admin) - before) and time.monotonic() < deadline:
+                assert proc.poll() is None, proc.communicate()
+                time.sleep(0.3)
+            assert _follow_groups(admin) - before, "follow never joined its group"
+            time.sleep(1.0)  # past the join: polling
+        else:
+            time.sleep(0.5)
+        proc.send_signal(signal.SIGINT)
+        out, err = proc.communicate(timeout=60)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    return proc.returncode, out.decode(), err.decode()
+
+
+def test_ctrl_c_ends_follow_with_one_line_and_130(kafka_bootstrap: str) -> None:
+    code, _, err = _sigint_follow(kafka_bootstrap, wait_for_group=True)
+    assert "Traceback" not in err
+    assert err.strip().splitlines() == ["outcomes follow: stopped (Ctrl-C)"]
+    assert code == 130
+
+
+def test_ctrl_c_while_follow_starts_prints_no_traceback(kafka_bootstrap: str) -> None:
+    code, _, err = _sigint_follow(kafka_bootstrap, wait_for_group=False)
+    assert "Traceback" not in err
+    assert len(err.strip().splitlines()) <= 1, err
+    assert code != 0

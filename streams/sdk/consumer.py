@@ -26,11 +26,13 @@ from __future__ import annotations
 
 import logging
 import random
+import signal
 import threading
 import time
-from collections.abc import Callable, Collection, Iterable, Mapping
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
-from types import TracebackType
+from types import FrameType, TracebackType
 from typing import TYPE_CHECKING, Any, ClassVar, Final, Literal, NamedTuple, TypeVar, cast
 
 import orjson
@@ -349,6 +351,8 @@ class ConsumerStats:
     retries: int = 0
     dead_lettered: int = 0
     commits: int = 0
+    interrupted: bool = False
+    """A Ctrl-C stopped :meth:`OutcomesConsumer.run` (it returned as after `stop()`)."""
 
     def summary(self) -> str:
         return (
@@ -548,40 +552,66 @@ class OutcomesConsumer:
         `idle_timeout` seconds with nothing read (counted from the latest assignment; while
         the member has no partition, at least `ASSIGNMENT_WAIT` seconds), or
         `max_items` handled. `on_idle` is called whenever a poll brings nothing (a live
-        view flushes what it holds)."""
-        self._last_read = time.monotonic()
-        while not self._stop.is_set():
-            messages = self._consumer.consume(self._batch_size, self._poll_timeout)
-            if not messages:
-                self._maybe_commit()
-                if on_idle is not None:
-                    on_idle()
-                idle = time.monotonic() - self._last_read
-                # Before its first assignment a member may wait for the group coordinator
-                # (seconds on a broker that just started): that is not idleness.
-                limit = idle_timeout if self._assigned else _first_assignment(idle_timeout)
-                if limit is not None and idle >= limit:
-                    break
-                continue
+        view flushes what it holds). In the main thread, unless the program set its own
+        SIGINT handler, Ctrl-C is a :meth:`stop`: the item in the handler finishes and is
+        committed, and `run` returns with `stats.interrupted` set, no traceback; a second
+        Ctrl-C raises `KeyboardInterrupt` at once."""
+        with self._ctrl_c_stops():
             self._last_read = time.monotonic()
-            self._revoked.clear()
-            for message in messages:
-                if self._stop.is_set():
-                    break
-                where = (message.topic(), message.partition())
-                if where in self._revoked or where not in self._assigned:
-                    continue  # its new owner (or our next assignment) reads it again
-                try:
-                    self._process(message, cast(Handler, handler))
-                except _Stopped:
+            while not self._stop.is_set():
+                messages = self._consumer.consume(self._batch_size, self._poll_timeout)
+                if not messages:
+                    self._maybe_commit()
+                    if on_idle is not None:
+                        on_idle()
+                    idle = time.monotonic() - self._last_read
+                    # Before its first assignment a member may wait for the group coordinator
+                    # (seconds on a broker that just started): that is not idleness.
+                    limit = idle_timeout if self._assigned else _first_assignment(idle_timeout)
+                    if limit is not None and idle >= limit:
+                        break
+                    continue
+                self._last_read = time.monotonic()
+                self._revoked.clear()
+                for message in messages:
                     if self._stop.is_set():
                         break
-                    continue  # its partition was revoked: the rest of it comes again
-                if max_items is not None and self.stats.handled >= max_items:
-                    self._stop.set()
-            self._maybe_commit()
-        self._commit_handled(asynchronous=False)
+                    where = (message.topic(), message.partition())
+                    if where in self._revoked or where not in self._assigned:
+                        continue  # its new owner (or our next assignment) reads it again
+                    try:
+                        self._process(message, cast(Handler, handler))
+                    except _Stopped:
+                        if self._stop.is_set():
+                            break
+                        continue  # its partition was revoked: the rest of it comes again
+                    if max_items is not None and self.stats.handled >= max_items:
+                        self._stop.set()
+                self._maybe_commit()
+            self._commit_handled(asynchronous=False)
         return self.stats
+
+    @contextmanager
+    def _ctrl_c_stops(self) -> Iterator[None]:
+        """Ctrl-C stops the loop as :meth:`stop` does while :meth:`run` runs (see there);
+        only under Python's own SIGINT handler, which is then put back."""
+        if (
+            threading.current_thread() is not threading.main_thread()
+            or signal.getsignal(signal.SIGINT) is not signal.default_int_handler
+        ):
+            yield
+            return
+
+        def interrupted(signum: int, frame: FrameType | None) -> None:
+            signal.signal(signal.SIGINT, signal.default_int_handler)  # the next one raises
+            self.stats.interrupted = True  # (no logging here: its lock may be held)
+            self.stop()
+
+        signal.signal(signal.SIGINT, interrupted)
+        try:
+            yield
+        finally:
+            signal.signal(signal.SIGINT, signal.default_int_handler)
 
     def _process(self, message: Message, handler: Handler) -> None:
         error = message.error()
