@@ -184,9 +184,9 @@ def _gate_config(url: str | None, budget: float) -> GateConfig | None:
     url = url or os.environ.get("OUTCOMES_GATE_URL") or None
     if url is None:
         return None
-    from outcomes.common.settings import Settings  # lazy: as the producer
-    from outcomes.reducers.catalog import DEFAULT_APP_ID
-    from outcomes.streams.gate_door import read_token
+    from outcomes.common.settings import Settings  # lazy: as the producer (below)
+    from outcomes.reducers.catalog import DEFAULT_APP_ID  # lazy: only with a gate
+    from outcomes.streams.gate_door import read_token  # lazy: starlette only with a gate
 
     settings = Settings.load(gate_url=url)
     token = settings.gate_token or read_token(settings.state_dir, DEFAULT_APP_ID)
