@@ -292,8 +292,9 @@ def _publish_session(
     published = folder / "published.txt"
     position = published.read_text().split() if published.exists() else []
     gated = hook_gate.check_at_stop(
-        folder, run, str(text), bool(payload.get("stop_hook_active")), position, gate, not left
-    )
+        folder, run, held[0]["text"], bool(payload.get("stop_hook_active")), position, gate,
+        not left,
+    )  # fmt: skip
     if gated.note:
         notes.append(gated.note)
     if gated.stdout is not None and reply is not None:

@@ -279,3 +279,30 @@ def test_with_the_broker_stopped_the_hook_exits_0_within_its_budget(
     spool = tmp_path / hook_cli.session_folder(SESSION) / "spool.jsonl"
     kinds = [orjson.loads(x)["type"] for x in spool.read_bytes().splitlines()]
     assert "narrative.submitted" in kinds  # it goes with the next call, unchecked
+
+
+def test_a_narrative_held_by_a_call_that_died_goes_out_with_the_next_call(
+    tmp_path: Path, worker: Worker, broker: Broker
+) -> None:
+    session(tmp_path, worker.url)
+    folder = tmp_path / hook_cli.session_folder(SESSION)
+    orphan = {**broker.published[-1], "event_id": "held-by-a-dead-call"}
+    (folder / "held.jsonl").write_bytes(orjson.dumps(orphan) + b"\n")
+    result = run_hook(tmp_path, {"hook_event_name": "SessionEnd", "reason": "other"},
+                      "--gate-url", worker.url)  # fmt: skip
+    assert result.exit_code == 0 and result.stderr == ""
+    ids = [e["event_id"] for e in broker.published]
+    assert ids.count("held-by-a-dead-call") == 1  # published once, unchecked
+    assert not (folder / "held.jsonl").exists()
+
+
+def test_a_long_answer_is_checked_as_the_narrative_holds_it(
+    tmp_path: Path, worker: Worker, broker: Broker
+) -> None:
+    session(tmp_path, worker.url)
+    long = TRUE + " " + "x" * 70_000  # past the gate's 60,000 characters
+    result = stop(tmp_path, worker.url, long)
+    assert result.stderr == "", result.stderr  # checked, not refused
+    (narrative,) = broker.narratives()
+    assert narrative == long[:60_000]
+    assert [c["decision"] for c in checks(tmp_path)] == ["pass"]
