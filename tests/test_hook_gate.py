@@ -273,9 +273,9 @@ def test_with_the_broker_stopped_the_hook_exits_0_within_its_budget(
     assert done.returncode == 0 and done.stdout == b""
     (line,) = done.stderr.decode().splitlines()
     assert "shown unchecked" in line and "kept in" in line, line
-    # The producer's 1 s and its close (1 s more), the interpreter's start; never
-    # anywhere near Claude Code's 30 s hook timeout.
-    assert took < 15, took
+    # The producer's 1 s and its close (2 s at most), the interpreter's start: inside
+    # Claude Code's 30 s hook timeout even on a loaded machine.
+    assert took < 25, took
     spool = tmp_path / hook_cli.session_folder(SESSION) / "spool.jsonl"
     kinds = [orjson.loads(x)["type"] for x in spool.read_bytes().splitlines()]
     assert "narrative.submitted" in kinds  # it goes with the next call, unchecked
