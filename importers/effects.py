@@ -637,7 +637,7 @@ def _server_script(simple: Simple, scripts: Scripts | None) -> list[Effect]:
             if found and found[0].kind == "server":
                 return [_as_server(simple, found[0])]
         return []
-    if name not in _SERVER_SCRIPTS:
+    if re.split(r"[:_-]", name, maxsplit=1)[0] not in _SERVER_SCRIPTS:  # dev, dev:web
         return []
     return [
         Effect(

@@ -498,3 +498,10 @@ def test_one_line_makes_at_most_a_bounded_number_of_receipts() -> None:
     assert len(reading.checks) == MAX_CHECKS_PER_LINE
     # the commands past the bound are still read for their effects
     assert [(e.effect_class, e.outcome) for e in reading.effects] == [("git_push", "completed")]
+
+
+def test_a_server_script_is_known_by_its_name_or_its_prefix() -> None:
+    for line in ("npm run dev:web", "yarn start", "pnpm serve", "bun run preview"):
+        effects = read_command(line, "", None).effects
+        assert [(e.effect_class, e.kind) for e in effects] == [("service", "server")], line
+    assert read_command("npm run devtools-check", "", None).effects == ()
