@@ -17,6 +17,7 @@ never interpreted. Text output is the data as it is (the CLI escapes it for term
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -87,6 +88,22 @@ def _effect_copy(state: str) -> tuple[str, str]:
 
 # -- the block -------------------------------------------------------------------------------
 
+_DIGITS = re.compile(r"(\d+)")
+
+
+def natural_key(text: str) -> tuple[tuple[tuple[int, int | str], ...], str]:
+    """Sorts ids as people read them: `message-2` before `message-10` (each run of digits
+    compares as a number), the text itself breaking ties (`act-01`, `act-1`)."""
+    parts = tuple(
+        (1, int(part)) if part.isdigit() else (0, part) for part in _DIGITS.split(text) if part
+    )
+    return parts, text
+
+
+def _by_id(predicates: Sequence[Record]) -> list[Record]:
+    """Predicates in natural order of their ids (`action:message-2` before `-10`)."""
+    return sorted(predicates, key=lambda p: natural_key(str(p["id"])))
+
 
 def status_block(view: RunView, number: int | None = None) -> Block:
     """The block of revision `number` (default: the latest) of `view`'s run."""
@@ -115,12 +132,15 @@ def status_block(view: RunView, number: int | None = None) -> Block:
         "candidate_snapshot": body["candidate_snapshot"],
         "dimensions": dict(body["dimensions"]),
         # The predicates that decide the status: those holding it back, else all.
-        "why": [_predicate(p) for p in (held or required)],
-        "predicates": [_predicate(p) for p in body["predicates"]],
+        "why": [_predicate(p) for p in _by_id(held or required)],
+        "predicates": [_predicate(p) for p in _by_id(body["predicates"])],
         "artifacts": [dict(a) for a in body["artifacts"]],
         "checks": [_check(c) for c in body["checks"]],
         "effects": [_effect(e) for e in body["effects"]],
-        "actions": [dict(a) for a in body["actions"]],
+        # The account lists actions by id as text (message-10 before message-2).
+        "actions": sorted(
+            (dict(a) for a in body["actions"]), key=lambda a: natural_key(str(a["action_id"]))
+        ),
         "contradictions": [dict(c) for c in body["contradictions"]],
         "provenance_findings": [dict(f) for f in body["provenance_findings"]],
         "open": [{"subject": s, "text": t} for s, t in open_obligations(body)],
@@ -225,7 +245,7 @@ def differences(then: Block, now: Block) -> list[dict[str, Any]]:
     ):
         a = {r[key]: _shown(r) for r in then[rows]}
         b = {r[key]: _shown(r) for r in now[rows]}
-        for k in sorted(a.keys() | b.keys()):
+        for k in sorted(a.keys() | b.keys(), key=lambda k: natural_key(str(k))):
             compare(f"{name} {k}", a.get(k, "absent"), b.get(k, "absent"))
     then_claims = {c["claim_id"]: c for c in then["claims"]}
     now_claims = {c["claim_id"]: c for c in now["claims"]}
