@@ -3,7 +3,11 @@
 Steps: start the dev Kafka if nothing answers (downloading it on first use), ensure the
 topics and the ClickHouse schema, publish N seeded runs from K simulated agent workers
 (plus a few malformed messages), run `outcomes worker` and then `outcomes sink` until
-idle as subprocesses, and print what ClickHouse now says about those runs.
+idle as subprocesses, and print what ClickHouse now says about those runs. The runs are
+narrated (`outcomes.devtools.workload`): each agent's final message is written from its
+run's events, and a share of them overclaims or leaves a failure out, so the summary
+shows claims contradicted and omitted beside those supported. The summary fits 80
+columns and ends with the `outcomes ui` command that opens the same database.
 
 A demo only ever looks at what it produced: its run ids share a prefix unique to the
 invocation (`demo-<UTC timestamp>`), every query filters on it, and the worker's and the

@@ -157,17 +157,27 @@ def test_summary_shows_every_scenario_effect(demo_run: DemoResult) -> None:
     assert summary.workflow_mix.get("cancelled") == RUNS // len(SCENARIOS)
     assert summary.showcase is not None
     assert summary.showcase["contradictions"], "the showcase run is the contradicting one"
+    # The agents' final messages: some told truthfully, some overclaiming, some silent
+    # about a failure (devtools/workload.py, narrated runs).
+    verdicts = summary.claim_verdicts
+    assert verdicts.get("supported", 0) > 0
+    assert verdicts.get("contradicted", 0) > RUNS // 10
+    assert verdicts.get("omitted", 0) > 0
+    assert summary.contradicted_claims
+    assert len({reason for _, _, reason in summary.contradicted_claims}) > 1
 
 
 def test_rendered_summary_names_status_and_predicates(demo_run: DemoResult) -> None:
     from outcomes.devtools.demo import render_summary
 
     out = io.StringIO()
-    render_summary(Console(file=out, width=120), demo_run)
+    render_summary(Console(file=out, width=80), demo_run)
     text = out.getvalue()
     for needle in ("status", "predicates", "effect_receipts_disagree", "undecodable"):
         assert needle in text
+    assert "contradicted" in text and "what agents said" in text
     assert demo_run.prefix in text
+    assert max(len(line) for line in text.splitlines()) <= 80
 
 
 def test_demo_only_counts_its_own_runs(demo_run: DemoResult, kafka_bootstrap: str) -> None:
