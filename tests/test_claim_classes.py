@@ -71,6 +71,7 @@ EFFECTS = [
     ("I deleted the draft blog post from Notion.", "I deleted"),
     ("I moved the unread emails to the Later folder.", "I moved"),
     ("PR #88 is open for review.", "PR #88 is open"),
+    ("I checked that the email was delivered.", "the email was delivered"),
     ("The Friday team sync has been moved to 4pm.", "has been moved"),
     ("Updated the PR description with the test results.", "Updated"),
     # infrastructure and forges
@@ -117,6 +118,8 @@ NOT_EFFECTS = [
     ("I removed the interactive password prompt from setup.ps1.", None),
     ("The file is open in the editor.", None),
     ("I confirmed the order of operations matches the spec.", "verification"),
+    ("Confirmed the booking appears in your Google Calendar.", "verification"),
+    ("The feature was delivered.", None),
     ("I moved the constant to the top of the file.", None),
     ("The issue is still open.", None),
     ("Updated the cancellation email copy.", None),

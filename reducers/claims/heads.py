@@ -406,6 +406,7 @@ def _present_deed(words: Sequence[str], h: int, prior: Use | None) -> Candidate 
 _CLAUSE_VERBS = frozenset(
     {"is", "are", "was", "were", "has", "have", "matches", "match", "works", "work"}
     | {"passes", "pass", "contains", "returns", "holds", "exists", "succeeds", "behaves"}
+    | {"appears", "shows", "remains", "lists", "includes", "displays"}
 )
 
 

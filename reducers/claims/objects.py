@@ -260,7 +260,7 @@ CHANGE_VERBS = _class(
     reassigned redirected dismissed muted unmuted shared unshared""",
     # the acts of a mailbox and a calendar
     """declined accepted marked flagged unflagged starred unstarred snoozed pinned
-    unpinned unsubscribed rsvped commented""",
+    unpinned unsubscribed rsvped commented delivered""",
 )
 
 # Outcomes that are not a result reached ("I am completely blocked").
