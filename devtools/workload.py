@@ -233,10 +233,10 @@ class _Known:
 
 _THING: dict[str, tuple[str, str, str, str]] = {
     # effect class: (the thing, the act, its past participle, where it went)
-    "message": ("the email to the team", "send", "sent", ""),
+    "message": ("the email", "send", "sent", " to the team"),
     "external_draft": ("the draft reply", "save", "saved", " to your drafts folder"),
     "write": ("the settings record", "save", "saved", ""),
-    "publication": ("the release notes", "publish", "published", ""),
+    "publication": ("the release announcement", "publish", "published", ""),
     "upload": ("the build artifact", "upload", "uploaded", " to the release bucket"),
 }
 _SOME_THING: Final = ("the requested change", "make", "made", "")

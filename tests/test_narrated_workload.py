@@ -156,7 +156,7 @@ def test_the_message_follows_the_events() -> None:
             told["truthful"] += 1
         elif "pass" in text or "green" in text:
             told["overclaim"] += 1
-            assert "sent the email to the team" in text or "has been sent" in text
+            assert "sent the email to the team" in text or "has been sent to the team" in text
         else:
             told["silent"] += 1
             assert "email" not in text and "test" not in text
