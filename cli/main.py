@@ -49,6 +49,7 @@ COMMANDS: dict[str, str] = {
     "import": "outcomes.cli.import_cmd:import_",
     "hook": "outcomes.cli.hook:hook",
     "otlp": "outcomes.cli.otlp:otlp",
+    "ui": "outcomes.cli.ui:ui",
     "check": "outcomes.cli.check:check",
 }
 

@@ -50,6 +50,7 @@ from outcomes.importers.trace import (
     request_goal,
 )
 from outcomes.importers.workspace import Inventory
+from outcomes.reducers.limits import Limits
 from outcomes.reducers.timefmt import format_rfc3339
 
 Event = dict[str, Any]
@@ -334,8 +335,22 @@ class _Builder:
                 narrative_id=f"{self.run_id}:narrative:{step:05d}",
                 account_revision=None,
                 channel="final_message",
-                text=message.text[:60000],
+                text=narrative_text(message.text),
             )
+
+
+# A narrative's text is cut to this many characters, then to the string limit in bytes
+# (a CJK message of 60,000 characters is 180,000 bytes, which validation refuses).
+NARRATIVE_CHARS = 60_000
+
+
+def narrative_text(text: str) -> str:
+    """The start of `text` that a narrative may hold: 60,000 characters, and no more UTF-8
+    bytes than a string field may (`Limits.max_string_bytes`), cut on a character."""
+    text = text[:NARRATIVE_CHARS]
+    encoded = text.encode("utf-8")
+    limit = Limits().max_string_bytes
+    return text if len(encoded) <= limit else encoded[:limit].decode("utf-8", "ignore")
 
 
 # Steps before a trace's first time are dated in the millisecond before it.

@@ -285,7 +285,11 @@ NOT_RUN.update(
                 "`outcomes ui` in Chromium"
             )
             for doc, line in (
-                ("README.md", "outcomes ui        # the run browser: open the address it prints"),
+                (
+                    "README.md",
+                    ".venv/bin/outcomes ui   # the demo's last line prints this command; "
+                    "open the address it prints",
+                ),
                 (
                     "docs/browser.md",
                     "outcomes ui                                   # the configured database, "

@@ -253,3 +253,14 @@ def test_an_out_that_is_a_link_writes_its_target(tmp_path: Path) -> None:
     result = CliRunner().invoke(main, ["import", str(trace), "--out", str(link)])
     assert result.exit_code == 0, result.output
     assert link.is_symlink() and events_of(target.read_text())
+
+
+def test_a_long_final_message_in_a_wide_script_is_cut_to_what_a_narrative_holds() -> None:
+    from outcomes.importers.derive import narrative_text
+    from outcomes.reducers.limits import Limits
+
+    wide = "結" * 70_000  # 3 bytes each: 60,000 characters would be 180,000 bytes
+    cut = narrative_text(wide)
+    assert len(cut.encode()) <= Limits().max_string_bytes and wide.startswith(cut)
+    assert narrative_text("done") == "done"
+    assert narrative_text("a" * 70_000) == "a" * 60_000
