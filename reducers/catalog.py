@@ -26,6 +26,9 @@ EVENT_TOPICS: Final = MappingProxyType(
         "retrieval.evaluated": "outcomes.retrieval.v1",
         "injection.recorded": "outcomes.injection.v1",
         "narrative.submitted": "outcomes.narrative.v1",
+        # Beyond SPEC 2's list: SPEC 8 "Record", a check of an answer before display. It
+        # rides with the narrative it gates (the text finally shown is a narrative).
+        "answer.checked": "outcomes.narrative.v1",
     }
 )
 EVENT_TYPES: Final = tuple(EVENT_TOPICS)
@@ -42,6 +45,8 @@ OUTPUT_TOPICS: Final = MappingProxyType(
         # `Notification` without breaking v1 readers (docs/decisions.md, "Narratives").
         "claim_notification": "outcomes.claim-notifications.v1",
         "dead_letter": "outcomes.dead-letter.v1",
+        # Beyond SPEC 4's list: one journal row per `answer.checked` (SPEC 8 "Record").
+        "answer_check": "outcomes.answer-checks.v1",
     }
 )
 OUTPUT_KINDS: Final = tuple(OUTPUT_TOPICS)

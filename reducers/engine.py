@@ -3,10 +3,11 @@
 Folding an event adds it to the run's fact set; when the run has an account (SPEC 3.1)
 and the account's content changed, it emits the next revision, its notification and any
 provenance finding rows. Retrieval and injection events emit their journal rows the
-first time they are applied; a narrative emits its claim verdicts, and every later
-revision settles them again (SPEC 6, `reducers/claims/verdicts.py`). Redelivery of an event
-(same id, same content) emits nothing; the same id with different content is rejected
-(`event_id_conflict`).
+first time they are applied, and so does a check of an answer (`answer.checked`, SPEC 8:
+one `answer_check` row, no change to the account); a narrative emits its claim
+verdicts, and every later revision settles them again (SPEC 6,
+`reducers/claims/verdicts.py`). Redelivery of an event (same id, same content) emits
+nothing; the same id with different content is rejected (`event_id_conflict`).
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from typing import Any
 
 from outcomes.reducers import events as ev
 from outcomes.reducers.account import assemble
+from outcomes.reducers.answers import answer_check_id
 from outcomes.reducers.claims.verdicts import NarrativeClaims, claim_notification, settle
 from outcomes.reducers.errors import InvalidEvent
 from outcomes.reducers.records import OutputRecord
@@ -45,9 +47,9 @@ CHANGE_SECTIONS: dict[str, tuple[str, ...]] = {
 }
 
 # Events whose application can never change an account's content.
-_INERT = frozenset({ev.RunStarted, ev.NarrativeSubmitted})
+_INERT = frozenset({ev.RunStarted, ev.NarrativeSubmitted, ev.AnswerChecked})
 # Events that emit journal rows of their own.
-_JOURNALLED = frozenset({ev.RetrievalEvaluated, ev.InjectionRecorded})
+_JOURNALLED = frozenset({ev.RetrievalEvaluated, ev.InjectionRecorded, ev.AnswerChecked})
 
 
 # Revision bodies kept per run for narratives to name: the most recent ones. Keeping
@@ -241,8 +243,11 @@ def _finding_rows(
 
 
 def _journal_rows(event: ev.Event) -> Iterator[OutputRecord]:
-    """Retrieval and injection receipts as journal rows, once per applied event."""
-    if isinstance(event, ev.RetrievalEvaluated):
+    """Retrieval and injection receipts and answer checks as journal rows, once per
+    applied event."""
+    if isinstance(event, ev.AnswerChecked):
+        yield answer_check_row(event)
+    elif isinstance(event, ev.RetrievalEvaluated):
         for c in event.candidates:
             row_id = f"{event.run_id}:retrieval:{event.retrieval_id}:{c.candidate_id}"
             retrieval = {
@@ -277,6 +282,30 @@ def _journal_rows(event: ev.Event) -> Iterator[OutputRecord]:
             "removed_before_inference": event.removed_before_inference,
         }
         yield _provenance(event, row_id, "context_injection", injection=injection)
+
+
+def answer_check_row(event: ev.AnswerChecked) -> OutputRecord:
+    """The `answer_check` row of one check (docs/records.md): keyed by the answer chain
+    and attempt, so the first recorded check of an attempt is the one kept."""
+    check_id = answer_check_id(event.run_id, event.answer_chain_id, event.attempt)
+    body = {
+        "check_id": check_id,
+        "run_id": event.run_id,
+        "event_id": event.event_id,
+        "occurred_at": format_rfc3339(event.occurred_at),
+        "source": event.source,
+        "answer_chain_id": event.answer_chain_id,
+        "attempt": event.attempt,
+        "decision": event.decision,
+        "account_revision": event.account_revision,
+        "text_digest": event.text_digest,
+        "supported": event.supported,
+        "contradicted": event.contradicted,
+        "unverifiable": event.unverifiable,
+        "needs_review": event.needs_review,
+        "omitted": event.omitted,
+    }
+    return OutputRecord("answer_check", event.run_id, check_id, body)
 
 
 def _provenance(

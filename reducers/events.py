@@ -33,6 +33,9 @@ ArtifactChange = Literal[
 Completion = Literal["completed", "contained", "cancelled"]
 ReviewState = Literal["pass", "fail", "indeterminate", "revise"]
 Decision = Literal["selected", "withheld"]
+# SPEC 8: what a check of an answer decided; `unchecked` is recorded by a caller that got
+# no answer in time (a `stale` answer is recorded as `unchecked` too).
+AnswerDecision = Literal["pass", "repair", "contain", "unchecked"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -278,6 +281,27 @@ class NarrativeSubmitted(Event):
     text: str
 
 
+@dataclass(frozen=True, slots=True)
+class AnswerChecked(Event):
+    """SPEC 8 "Record": one check of a candidate answer before display. It names the
+    answer chain and attempt, the decision, the account revision judged and the claims
+    by verdict; `text_digest` is the sha256 (hex) of the candidate text, whose words are
+    not kept: the text finally shown is the run's `narrative.submitted`."""
+
+    TYPE: ClassVar[str] = "answer.checked"
+
+    answer_chain_id: str
+    attempt: int
+    decision: AnswerDecision
+    account_revision: int | None
+    text_digest: str
+    supported: int
+    contradicted: int
+    unverifiable: int
+    needs_review: int
+    omitted: int
+
+
 EVENT_CLASSES: dict[str, type[Event]] = {
     cls.TYPE: cls
     for cls in (
@@ -299,5 +323,6 @@ EVENT_CLASSES: dict[str, type[Event]] = {
         RetrievalEvaluated,
         InjectionRecorded,
         NarrativeSubmitted,
+        AnswerChecked,
     )
 }

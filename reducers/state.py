@@ -41,6 +41,7 @@ CATEGORY_OF: dict[str, str] = {
     "retrieval.evaluated": "provenance",
     "injection.recorded": "provenance",
     "narrative.submitted": "inert",
+    "answer.checked": "inert",
 }
 CATEGORIES = tuple(dict.fromkeys(CATEGORY_OF.values()))
 OPENERS = frozenset({"finalize.requested", "run.cancelled", "run.interrupted"})
@@ -74,6 +75,7 @@ class RunState:
     retrievals: dict[str, list[ev.RetrievalEvaluated]] = field(default_factory=_new_index)
     injections: dict[str, list[ev.InjectionRecorded]] = field(default_factory=_new_index)
     narratives: list[ev.NarrativeSubmitted] = field(default_factory=list)
+    answer_checks: list[ev.AnswerChecked] = field(default_factory=list)
 
     # Whether a finalize request, cancellation or interruption was ever applied.
     opened: bool = False
@@ -141,6 +143,7 @@ _INDEXERS: dict[str, Callable[[RunState, Any], None]] = {
     "retrieval.evaluated": lambda s, e: s.retrievals[e.retrieval_id].append(e),
     "injection.recorded": lambda s, e: s.injections[e.injection_id].append(e),
     "narrative.submitted": lambda s, e: s.narratives.append(e),
+    "answer.checked": lambda s, e: s.answer_checks.append(e),
 }
 
 # Per event type, in one lookup: where it is filed, its category, whether it opens the

@@ -45,7 +45,13 @@ Converter = Callable[[Any, str], Any]
 _INT32 = (-(2**31), 2**31 - 1)
 _ID_FIELDS = frozenset({"event_id", "run_id"})
 _ID_MAX_CHARS = 128
-_MINIMUM = {"goal_revision": 1, "tests_executed": 0}
+_MINIMUM = {
+    "goal_revision": 1,
+    "tests_executed": 0,
+    # answer.checked (SPEC 8): attempts count from 1, claim counts from 0.
+    "attempt": 1,
+    **dict.fromkeys(("supported", "contradicted", "unverifiable", "needs_review", "omitted"), 0),
+}
 
 # Free-text string fields: any Unicode text (within the size limit). Every other string
 # field is an identifier (module docstring), so a field added later is one by default.

@@ -11,6 +11,8 @@ a zip file, and `outcomes.reports.verify` checks offline.
 | `artifacts.json` | the candidate's artifacts and their digests |
 | `receipts.json` | receipt references: verification receipts and effect receipts |
 | `verification.json` | the verification manifest: required checks, their receipts and evidence |
+| `answers.json` | the answers checked before display (SPEC 8: chain, attempt, decision,
+  claims by verdict, the candidate's digest), when the run has any |
 | `events.jsonl` | the run's input events, when they were given |
 | `manifest.json` | SHA-256 and size of every other file; the run, its latest revision,
   its cutoff; what was redacted or left out |
@@ -76,6 +78,9 @@ def build(view: RunView, *, redact: tuple[str, ...] = ()) -> Files:
     files["artifacts.json"] = pretty(_artifacts(latest))
     files["receipts.json"] = pretty(_receipts(view))
     files["verification.json"] = pretty(_verification(latest))
+    answers = view.answer_checks()
+    if answers:  # SPEC 8: the answers checked before display (digests, never their words)
+        files["answers.json"] = pretty(answers)
     if view.events:
         files["events.jsonl"] = b"".join(canonical(e) + b"\n" for e in view.events)
     files[MANIFEST] = pretty(_manifest(view, files))

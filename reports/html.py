@@ -17,6 +17,7 @@ from outcomes.reports.report import claim_maps, timeline
 from outcomes.reports.status import (
     NEEDS_REVIEW,
     REVIEW_NOTE,
+    VERDICT_COPY,
     Block,
     claim_summary,
     quote,
@@ -249,6 +250,21 @@ def _status(b: Block) -> list[str]:
             for f in b["provenance_findings"]
         ),
     )
+    if b["answers"]:  # SPEC 8: only a run whose answers were checked before display
+        out += _table(
+            "Answers checked before display",
+            ("answer chain", "attempt", "decision", "judged on", "claims", "checked at"),
+            (
+                (f"<code>{_e(a['answer_chain_id'])}</code>", _e(a["attempt"]),
+                 _state(a["decision_label"], a["tone"]),
+                 _e("no revision" if a["account_revision"] is None
+                    else f"revision {a['account_revision']}"),
+                 _e(claim_summary({v: a[v] for v in VERDICT_COPY})),
+                 f"<time>{_e(a['occurred_at'])}</time>")
+                for a in b["answers"]
+            ),
+            id_="answers",
+        )  # fmt: skip
     out.append("</section>")
     return out
 

@@ -1,6 +1,7 @@
-"""One run as the reports read it: its account revisions, claim verdicts and (when given)
-input events, as the output records carry them (docs/records.md). Selection only: which
-revision, which settlement of each claim; no rule of the SPEC is decided here."""
+"""One run as the reports read it: its account revisions, claim verdicts, answer checks
+and (when given) input events, as the output records carry them (docs/records.md).
+Selection only: which revision, which settlement of each claim; no rule of the SPEC is
+decided here."""
 
 from __future__ import annotations
 
@@ -9,12 +10,15 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, replace
 from typing import Any
 
+from outcomes.reducers.answers import COUNT_FIELDS, answer_check_id
 from outcomes.reports.errors import RevisionNotFound, RunNotFound
 
 Record = Mapping[str, Any]
 
 # The output kinds a run view keeps, by the `record` field of `outcomes replay` lines.
 KINDS = ("account_revision", "claim_verdict")
+# The output kind of a check of an answer before display (SPEC 8), which a view may hold.
+ANSWER_KIND = "answer_check"
 
 
 @dataclass(frozen=True)
@@ -39,6 +43,8 @@ class RunView:
     events: tuple[Record, ...] = ()
     # What was taken out before rendering (`redact_narratives`), for the reader to see.
     redacted: tuple[str, ...] = ()
+    # The run's `answer_check` rows (docs/records.md), when the source has them.
+    answers: tuple[Record, ...] = ()
 
     @classmethod
     def of(
@@ -47,9 +53,10 @@ class RunView:
         revisions: Iterable[Record],
         verdicts: Iterable[Record],
         events: Iterable[Record] = (),
+        answers: Iterable[Record] = (),
     ) -> RunView:
         """Keep the run's records (bodies, without a `record` field), sorted; the same
-        revision or verdict read twice (a redelivery) is kept once."""
+        revision, verdict or answer check read twice (a redelivery) is kept once."""
         by_number = {int(r["revision"]): _body(r) for r in revisions if r["run_id"] == run_id}
         by_id = {str(v["verdict_id"]): _body(v) for v in verdicts if v["run_id"] == run_id}
         seen: dict[str, Record] = {}
@@ -58,11 +65,13 @@ class RunView:
                 seen.setdefault(str(e["event_id"]), e)
         if not by_number:
             raise RunNotFound(f"run {run_id!r} has no account revision in this source")
+        checks = {str(a["check_id"]): _body(a) for a in answers if a["run_id"] == run_id}
         return cls(
             run_id,
             tuple(by_number[n] for n in sorted(by_number)),
             tuple(sorted(by_id.values(), key=_verdict_order)),
             tuple(sorted(seen.values(), key=lambda e: (str(e["occurred_at"]), e["event_id"]))),
+            answers=tuple(sorted(checks.values(), key=_answer_order)),
         )
 
     @property
@@ -107,6 +116,18 @@ class RunView:
             if e.get("type") == "narrative.submitted"
         ]
 
+    def answer_checks(self) -> list[Record]:
+        """The run's answers checked before display (SPEC 8), one per attempt of a
+        chain, in time order: the `answer_check` rows given, and the `answer.checked`
+        events among the events for attempts those rows lack (the same fields)."""
+        checks = {str(a["check_id"]): a for a in self.answers}
+        for e in self.events:
+            if e.get("type") != "answer.checked":
+                continue
+            check_id = answer_check_id(self.run_id, str(e["answer_chain_id"]), int(e["attempt"]))
+            checks.setdefault(check_id, _answer_row(check_id, e))
+        return sorted(checks.values(), key=_answer_order)
+
     def redact_narratives(self) -> RunView:
         """The view without narrative text: each narrative event's `text` and each
         verdict's `span_text` become null, with the SHA-256 of what they held beside
@@ -140,6 +161,24 @@ def _sha256(text: str) -> str:
 
 def _body(record: Record) -> dict[str, Any]:
     return {k: v for k, v in record.items() if k != "record"}
+
+
+def _answer_row(check_id: str, event: Record) -> dict[str, Any]:
+    """An `answer.checked` event as its `answer_check` row (docs/records.md)."""
+    names = ("answer_chain_id", "attempt", "decision", "account_revision", "text_digest")
+    return {
+        "check_id": check_id,
+        "run_id": event["run_id"],
+        "event_id": event["event_id"],
+        "occurred_at": event["occurred_at"],
+        "source": event.get("source"),
+        **{name: event.get(name) for name in names},
+        **{name: int(event.get(name) or 0) for name in COUNT_FIELDS},
+    }
+
+
+def _answer_order(row: Record) -> tuple[str, str, int]:
+    return (str(row["occurred_at"]), str(row["answer_chain_id"]), int(row["attempt"]))
 
 
 def _settlement(verdict: Record) -> int:

@@ -69,6 +69,14 @@ VERDICT_COPY: Mapping[str, tuple[str, str]] = {
 }
 # The verdict a person must read: shown in a section of its own, never as contradicted.
 NEEDS_REVIEW = "needs_review"
+# What a check of an answer before display decided (SPEC 8). An unchecked answer is shown
+# as such, never as passed.
+ANSWER_COPY: Mapping[str, tuple[str, str]] = {
+    "pass": ("passed", OK),
+    "repair": ("sent back for repair", UNMET),
+    "contain": ("contained: shown from the account", FAILED),
+    "unchecked": ("shown unchecked: not confirmed", UNKNOWN),
+}
 
 
 def _copy(table: Mapping[str, tuple[str, str]], state: str | None) -> tuple[str, str]:
@@ -150,7 +158,14 @@ def status_block(view: RunView, number: int | None = None) -> Block:
             verdict: sum(1 for c in claims if c["verdict"] == verdict) for verdict in VERDICT_COPY
         },
         "chain": [_link(r) for r in view.revisions],
+        # SPEC 8: the run's answers checked before display, whatever revision is shown.
+        "answers": [_answer(a) for a in view.answer_checks()],
     }
+
+
+def _answer(a: Record) -> dict[str, Any]:
+    label, tone = _copy(ANSWER_COPY, a["decision"])
+    return {**dict(a), "decision_label": label, "tone": tone}
 
 
 def _predicate(p: Record) -> dict[str, Any]:
@@ -456,6 +471,18 @@ def _block_lines(b: Block, md: bool, level: int = 1) -> list[str]:
                     for c in review
                 ],
             )
+    if b.get("answers"):
+        lines += _heading("Answers checked before display", md, h)
+        lines += _rows(
+            md,
+            ("answer chain", "attempt", "decision", "judged on", "claims", "checked at"),
+            [
+                (_code(a["answer_chain_id"], md), str(a["attempt"]), _state(_decision(a), md),
+                 _text(_judged(a), md), _text(claim_summary({v: a[v] for v in VERDICT_COPY}), md),
+                 _text(a["occurred_at"], md))
+                for a in b["answers"]
+            ],
+        )  # fmt: skip
     lines += _heading("Revisions", md, h)
     lines += _rows(
         md,
@@ -503,6 +530,15 @@ def _facts(b: Block, md: bool) -> list[str]:
         return [f"- {k}: {markdown_text(str(v))}" for k, v in pairs]
     width = max(len(k) for k, _ in pairs)
     return [f"  {k.ljust(width)}  {v}" for k, v in pairs]
+
+
+def _decision(answer: Mapping[str, Any]) -> dict[str, Any]:
+    return {"state_label": answer["decision_label"], "tone": answer["tone"]}
+
+
+def _judged(answer: Mapping[str, Any]) -> str:
+    revision = answer["account_revision"]
+    return "no revision" if revision is None else f"revision {revision}"
 
 
 def _num(value: Any) -> str:

@@ -103,13 +103,17 @@ def _default(kind: str) -> Any:
     return 0  # integers, and DateTime64 as microseconds
 
 
-def output_row_packer(record_table: str) -> Callable[..., Row]:
-    """A function from the values of a row in the columns of the old table `record_table`
-    (as the builders below give them) to its row of `output_rows`."""
-    names = tables.OUTPUT_ROWS.column_names
-    template = [_default(kind) for kind in tables.OUTPUT_ROWS.column_types]
+def output_row_packer(
+    record_table: str, target: tables.Table = tables.OUTPUT_ROWS
+) -> Callable[..., Row]:
+    """A function from the values of a row in the columns of the table `record_table`
+    (an old table, or `answer_checks`; as the builders below give them) to its row of
+    `output_rows` (`target`: its layout of a given migration, the current by default)."""
+    names = target.column_names
+    template = [_default(kind) for kind in target.column_types]
     template[0] = record_table
-    slots = [names.index(n) for n in tables.LEGACY_BY_NAME[record_table].column_names]
+    shown = tables.OUTPUT_ROW_TABLES_BY_NAME[record_table]
+    slots = [names.index(n) for n in shown.column_names]
 
     def pack(*row: Any) -> Row:
         out = template.copy()
@@ -266,6 +270,29 @@ def _claim_notification(body: Mapping[str, Any]) -> TableRows:
     )
 
 
+def _answer_check(body: Mapping[str, Any]) -> TableRows:
+    yield (
+        _OUTPUT_ROWS,
+        _PACK["answer_checks"](
+            body["run_id"],
+            body["answer_chain_id"],
+            body["attempt"],
+            body["check_id"],
+            body["event_id"],
+            ts(body["occurred_at"]),
+            body["source"],
+            body["decision"],
+            body["account_revision"],
+            body["text_digest"],
+            body["supported"],
+            body["contradicted"],
+            body["unverifiable"],
+            body["needs_review"],
+            body["omitted"],
+        ),
+    )
+
+
 def _dead_letter(body: Mapping[str, Any], recorded_by: str = "pipeline") -> TableRows:
     origin_topic = body["origin_topic"]
     yield (
@@ -294,6 +321,7 @@ _BUILDERS: dict[str, Callable[[Mapping[str, Any]], TableRows]] = {
     "claim_verdict": _claim_verdict,
     "claim_notification": _claim_notification,
     "dead_letter": _dead_letter,
+    "answer_check": _answer_check,
 }
 
 

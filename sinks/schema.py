@@ -36,6 +36,12 @@ from outcomes.sinks.tables import (
     ACCOUNT_REVISIONS as ACCOUNT_REVISIONS,
 )
 from outcomes.sinks.tables import (
+    ANSWER_CHECK_COLUMNS as ANSWER_CHECK_COLUMNS,
+)
+from outcomes.sinks.tables import (
+    ANSWER_CHECKS as ANSWER_CHECKS,
+)
+from outcomes.sinks.tables import (
     CLAIM_FORMULATION_COLUMNS as CLAIM_FORMULATION_COLUMNS,
 )
 from outcomes.sinks.tables import (
@@ -90,7 +96,13 @@ from outcomes.sinks.tables import (
     OUTPUT_ROW_TABLES as OUTPUT_ROW_TABLES,
 )
 from outcomes.sinks.tables import (
+    OUTPUT_ROW_TABLES_V13 as OUTPUT_ROW_TABLES_V13,
+)
+from outcomes.sinks.tables import (
     OUTPUT_ROWS as OUTPUT_ROWS,
+)
+from outcomes.sinks.tables import (
+    OUTPUT_ROWS_V13 as OUTPUT_ROWS_V13,
 )
 from outcomes.sinks.tables import (
     PREDICATE_RESULTS as PREDICATE_RESULTS,
@@ -261,6 +273,30 @@ LIMIT 1 BY run_id""",
     ]
 
 
+# -- migration 16: answers checked before display (SPEC 8 "Record") -----------------------
+
+
+def _answer_checks_ddl(db: str) -> list[str]:
+    """Migration 16: `output_rows` gains the columns of an answer check (rows of other
+    kinds hold their defaults), and the `answer_checks` view shows its rows, as the
+    other record views do (`record_view_select`)."""
+    out = f"`{db}`.`{OUTPUT_ROWS.name}`"
+    return [
+        *(
+            f"ALTER TABLE {out} ADD COLUMN IF NOT EXISTS `{name}` {kind}"
+            for name, kind in ANSWER_CHECK_COLUMNS
+        ),
+        f"CREATE OR REPLACE VIEW `{db}`.`{ANSWER_CHECKS.name}` AS\n"
+        + record_view_select(db, ANSWER_CHECKS),
+    ]
+
+
+def _answer_checks_roles_ddl(db: str) -> list[str]:
+    """Migration 17: analysts read the `answer_checks` view (the sink and purge roles
+    already hold `output_rows`)."""
+    return _analyst_grants(db, [ANSWER_CHECKS.name])
+
+
 # -- migration 13: the record tables (issue 28) -------------------------------------------
 
 
@@ -338,7 +374,7 @@ def _record_tables_ddl(db: str) -> list[str]:
     )
     return [
         ACCOUNT_REVISION_ROWS.ddl(db),
-        OUTPUT_ROWS.ddl(db),
+        OUTPUT_ROWS_V13.ddl(db),  # as it was then: migration 16 adds the answer checks
         f"""CREATE OR REPLACE VIEW `{db}`.current_accounts AS
 SELECT {_cols(ACCOUNT_REVISIONS.column_names)} FROM {rev} FINAL
 ORDER BY run_id, revision DESC
@@ -414,19 +450,20 @@ def _move_into_record_tables(conn: Connection) -> None:
     from outcomes.sinks import rows as row_builder
 
     engines = _engines(conn)
-    legacy = [ACCOUNT_REVISIONS, *(t for _, t, _ in REVISION_DETAILS), *OUTPUT_ROW_TABLES]
+    legacy = [ACCOUNT_REVISIONS, *(t for _, t, _ in REVISION_DETAILS), *OUTPUT_ROW_TABLES_V13]
     for table in legacy:
         if engines.get(table.name, "View") == "View":
             continue  # moved already (or never made): only the view may be missing
         if table is ACCOUNT_REVISIONS:
             # The account JSON is the record body: rebuild the row as the sink would.
             _move_rows(conn, table, "SELECT account", ACCOUNT_REVISION_ROWS, _revision_of)
-        elif table in OUTPUT_ROW_TABLES:
+        elif table in OUTPUT_ROW_TABLES_V13:
             exprs = [
                 f"toUnixTimestamp64Micro(`{n}`)" if t == TS else f"`{n}`" for n, t in table.columns
             ]
-            pack = row_builder.output_row_packer(table.name)
-            _move_rows(conn, table, f"SELECT {', '.join(exprs)}", OUTPUT_ROWS, pack)
+            # output_rows as migration 13 makes it: migration 16's columns come after.
+            pack = row_builder.output_row_packer(table.name, OUTPUT_ROWS_V13)
+            _move_rows(conn, table, f"SELECT {', '.join(exprs)}", OUTPUT_ROWS_V13, pack)
         # (a revision's details are rebuilt with the revision above)
         _check_moved(conn, table)
         conn.command(f"DROP TABLE IF EXISTS {conn.table(table.name)} SYNC")
@@ -689,6 +726,8 @@ MIGRATIONS: tuple[Migration, ...] = (
     ),
     Migration(14, "roles: record tables", _record_tables_roles_ddl, server_only=True),
     Migration(15, "account revisions: requirement policy", _requirement_policy_ddl),
+    Migration(16, "answer checks", _answer_checks_ddl),
+    Migration(17, "roles: answer checks", _answer_checks_roles_ddl, server_only=True),
 )
 # Applied in version order, whatever order the lines above are in.
 MIGRATIONS = tuple(sorted(MIGRATIONS, key=lambda m: m.version))

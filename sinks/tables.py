@@ -377,14 +377,51 @@ ACCOUNT_REVISION_ROWS = Table(
     "effect_states.",
 )
 
-# The row types that share `output_rows`, each shown by the view of its old name.
-OUTPUT_ROW_TABLES: tuple[Table, ...] = (
+# The row types that share `output_rows` since migration 13, each shown by the view of
+# its old name.
+OUTPUT_ROW_TABLES_V13: tuple[Table, ...] = (
     NOTIFICATIONS,
     CLAIM_NOTIFICATIONS,
     JOURNAL_RETRIEVAL_EVENTS,
     JOURNAL_CONTEXT_INJECTIONS,
     PROVENANCE_FINDINGS,
 )
+
+# Migration 16 (SPEC 8 "Record"): one row per `answer_check` record, in `output_rows`
+# (no table of its own: a flush writes no more parts), shown by the `answer_checks` view.
+# It never was a table: it is not a legacy table nor a record view of migration 13.
+ANSWER_CHECKS = Table(
+    "answer_checks",
+    (
+        ("run_id", "String"),
+        ("answer_chain_id", "String"),
+        ("attempt", "UInt32"),
+        ("row_id", "String"),
+        ("event_id", "String"),
+        ("occurred_at", TS),
+        ("source", LC),
+        ("decision", LC),
+        ("account_revision", "Nullable(UInt32)"),
+        ("text_digest", "String"),
+        ("supported", "UInt32"),
+        ("contradicted", "UInt32"),
+        ("unverifiable", "UInt32"),
+        ("needs_review", "UInt32"),
+        ("omitted", "UInt32"),
+    ),
+    ("run_id", "answer_chain_id", "attempt"),
+    "toYYYYMM(occurred_at)",
+    "One row per check of an answer before display (SPEC 8): its chain, attempt, "
+    "decision and claims by verdict; the text shown is the run's narrative.",
+)
+# The columns migration 16 adds to `output_rows` (the others it shares already).
+ANSWER_CHECK_COLUMNS: tuple[tuple[str, str], ...] = tuple(
+    (n, t)
+    for n, t in ANSWER_CHECKS.columns
+    if n not in {"run_id", "row_id", "event_id", "occurred_at"}
+)
+OUTPUT_ROW_TABLES: tuple[Table, ...] = (*OUTPUT_ROW_TABLES_V13, ANSWER_CHECKS)
+OUTPUT_ROW_TABLES_BY_NAME = {t.name: t for t in OUTPUT_ROW_TABLES}
 
 
 def _union_columns(tables: Iterable[Table]) -> tuple[tuple[str, str], ...]:
@@ -398,13 +435,18 @@ def _union_columns(tables: Iterable[Table]) -> tuple[tuple[str, str], ...]:
     return tuple(seen.items())
 
 
-OUTPUT_ROWS = Table(
+# `output_rows` as migration 13 made it (what its move writes).
+OUTPUT_ROWS_V13 = Table(
     "output_rows",
-    (("record_table", LC), *_union_columns(OUTPUT_ROW_TABLES)),
+    (("record_table", LC), *_union_columns(OUTPUT_ROW_TABLES_V13)),
     ("record_table", "run_id", "row_id"),
     None,
     "Notifications, claim notifications and provenance rows, one row each; record_table "
     "names the view that shows it.",
+)
+# Since migration 16 it holds answer checks too, their columns after the others.
+OUTPUT_ROWS = dataclasses.replace(
+    OUTPUT_ROWS_V13, columns=_union_columns([OUTPUT_ROWS_V13, *OUTPUT_ROW_TABLES])
 )
 
 # The physical data tables: what the writer inserts into and the purge deletes from.
@@ -414,7 +456,7 @@ TABLES_BY_NAME = {t.name: t for t in DATA_TABLES}
 RECORD_VIEWS: tuple[str, ...] = (
     ACCOUNT_REVISIONS.name,
     *(table.name for _, table, _ in REVISION_DETAILS),
-    *(table.name for table in OUTPUT_ROW_TABLES),
+    *(table.name for table in OUTPUT_ROW_TABLES_V13),
 )
 
 _V1_VIEWS: tuple[str, ...] = (
@@ -425,4 +467,9 @@ _V1_VIEWS: tuple[str, ...] = (
     "current_provenance_findings",
     "supersession_history",
 )
-VIEWS: tuple[str, ...] = (*_V1_VIEWS, "current_claim_verdicts", *RECORD_VIEWS)
+VIEWS: tuple[str, ...] = (
+    *_V1_VIEWS,
+    "current_claim_verdicts",
+    *RECORD_VIEWS,
+    ANSWER_CHECKS.name,
+)

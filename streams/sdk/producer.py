@@ -20,6 +20,10 @@ queues it on an idempotent Kafka producer (`enable.idempotence=true`, `acks=all`
 - events the broker did not acknowledge within `message_timeout_ms` are raised by
   :meth:`OutcomesProducer.flush` / :meth:`OutcomesProducer.close` as one
   :class:`DeliveryError` listing their ids (and passed to an optional callback).
+
+:meth:`OutcomesProducer.position` gives, per run, the ids of the events the broker has
+acknowledged: what a pre-display check (`GateClient.check_answer(..., position=...)`)
+waits for the fold to reach, so the check reads this producer's writes (SPEC 8).
 """
 
 from __future__ import annotations
@@ -29,6 +33,7 @@ import logging
 import re
 import threading
 import time
+from collections import OrderedDict
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from datetime import UTC, datetime
@@ -47,12 +52,15 @@ from outcomes.common.errors import (
     ProducerClosed,
 )
 from outcomes.common.settings import Settings
+from outcomes.reducers.answers import answer_check_event_id
+from outcomes.reducers.answers import text_digest as text_digest  # for `answer_checked`
 from outcomes.reducers.catalog import EVENT_TOPICS
 from outcomes.reducers.errors import InvalidEvent
 
 # Enum values of SPEC section 2 come from the core's event values (a test checks them
 # against the Avro schemas).
 from outcomes.reducers.events import (
+    AnswerDecision,
     ArtifactChange,
     CheckResult,
     Completion,
@@ -77,6 +85,12 @@ _ERROR_LOG_INTERVAL = 30.0  # seconds between two logs of the same client error
 # logging; the throttled `error_cb` warning above already names the cause.
 _librdkafka_log = logging.getLogger(f"{__name__}.librdkafka")
 _librdkafka_log.addHandler(logging.NullHandler())
+
+# Bounds of `OutcomesProducer.position`: the acknowledged ids kept per run (the oldest
+# are dropped past it; a gate takes at most as many), and the runs kept (the run whose
+# last acknowledgement is oldest is dropped past it).
+POSITION_EVENTS = 10_000
+POSITION_RUNS = 1_000
 
 # `occurred_at`: an aware datetime, an RFC 3339 string, or int microseconds (UTC).
 Timestamp = datetime | str | int
@@ -264,6 +278,8 @@ class OutcomesProducer:
         self._lock = threading.Lock()
         self._failures: list[FailedDelivery] = []
         self._in_flight: dict[str, str] = {}  # event_id -> topic
+        # run_id -> acknowledged event ids, oldest first (`position`); runs by last ack.
+        self._acknowledged: OrderedDict[str, OrderedDict[str, None]] = OrderedDict()
         self._closed = False
         self._error_logged: dict[int, float] = {}
         conf: dict[str, Any] = {
@@ -354,8 +370,9 @@ class OutcomesProducer:
         event_id = str(event["event_id"])
         event_type = str(event["type"])
         topic = self._topics[event_type]
-        callback = self._delivery_handler(event_id, topic, on_delivery)
-        key = str(event["run_id"]).encode("utf-8")
+        run_id = str(event["run_id"])
+        callback = self._delivery_handler(event_id, run_id, topic, on_delivery)
+        key = run_id.encode("utf-8")
         deadline: float | None = None
         with self._lock:
             self._in_flight[event_id] = topic
@@ -383,7 +400,7 @@ class OutcomesProducer:
         return event_id
 
     def _delivery_handler(
-        self, event_id: str, topic: str, user_callback: DeliveryCallback | None
+        self, event_id: str, run_id: str, topic: str, user_callback: DeliveryCallback | None
     ) -> Callable[[KafkaError | None, Message], None]:
         if user_callback is not None and not callable(user_callback):
             # Checked here, not when librdkafka serves the report in a later call.
@@ -395,6 +412,8 @@ class OutcomesProducer:
                 self._in_flight.pop(event_id, None)
                 if err is not None:
                     self._failures.append(FailedDelivery(event_id, topic, err.str()))
+                else:
+                    self._acknowledge(run_id, event_id)
             if callbacks:
                 report = DeliveryReport(
                     event_id,
@@ -407,6 +426,36 @@ class OutcomesProducer:
                     callback(report)
 
         return delivered
+
+    def _acknowledge(self, run_id: str, event_id: str) -> None:
+        """File an acknowledged id under its run (the caller holds the lock)."""
+        ids = self._acknowledged.get(run_id)
+        if ids is None:
+            ids = self._acknowledged[run_id] = OrderedDict()
+            if len(self._acknowledged) > POSITION_RUNS:
+                self._acknowledged.popitem(last=False)
+        else:
+            self._acknowledged.move_to_end(run_id)
+        ids[event_id] = None
+        ids.move_to_end(event_id)  # a republished id is acknowledged anew
+        if len(ids) > POSITION_EVENTS:
+            ids.popitem(last=False)
+
+    def position(self, run_id: str) -> tuple[str, ...]:
+        """The ids of this producer's events to `run_id` that the broker acknowledged,
+        oldest first: the position to hand a pre-display check
+        (`GateClient.check_answer(run_id, text, position=producer.position(run_id))`),
+        which then judges an account that holds every one of them (read your writes).
+
+        Only acknowledged events count: call :meth:`flush` first so that the events just
+        published are in it. Bounded: the newest `POSITION_EVENTS` (10,000) ids per run
+        and the `POSITION_RUNS` (1,000) runs acknowledged most recently are kept; an
+        older id is dropped, and a check no longer waits for it. Events of other producers
+        are not in it.
+        """
+        with self._lock:
+            ids = self._acknowledged.get(run_id)
+            return tuple(ids) if ids is not None else ()
 
     def _on_client_error(self, err: KafkaError) -> None:
         # Connection errors are retried by librdkafka until message.timeout.ms; the
@@ -808,5 +857,48 @@ class OutcomesProducer:
                 "account_revision": account_revision,
                 "channel": channel,
                 "text": text,
+            },
+        )
+
+    @_call_options
+    def answer_checked(
+        self,
+        *,
+        run_id: str,
+        answer_chain_id: str,
+        attempt: int,
+        decision: AnswerDecision,
+        text_digest: str,
+        account_revision: int | None = None,
+        supported: int = 0,
+        contradicted: int = 0,
+        unverifiable: int = 0,
+        needs_review: int = 0,
+        omitted: int = 0,
+        **options: Unpack[CallOptions],
+    ) -> str:
+        """`answer.checked`: one check of an answer before display (SPEC 8). A runtime
+        records `unchecked` when the gate gave no usable answer in time (a `stale` one
+        too); `text_digest` is `text_digest(answer)` (sha256 hex: the words are not
+        kept). The default `event_id` is the attempt's own (`answer:<sha256 of run,
+        chain, attempt>`), so recording one attempt twice is one event."""
+        typed = type(run_id) is str and type(answer_chain_id) is str and type(attempt) is int
+        if options.get("event_id") is None and typed:  # else the codec names the wrong type
+            options["event_id"] = answer_check_event_id(run_id, answer_chain_id, attempt)
+        return self._emit(
+            "answer.checked",
+            run_id,
+            options,
+            {
+                "answer_chain_id": answer_chain_id,
+                "attempt": attempt,
+                "decision": decision,
+                "account_revision": account_revision,
+                "text_digest": text_digest,
+                "supported": supported,
+                "contradicted": contradicted,
+                "unverifiable": unverifiable,
+                "needs_review": needs_review,
+                "omitted": omitted,
             },
         )
