@@ -45,6 +45,7 @@ ID_FIELDS: Mapping[str, str] = {
     "claim_verdict": "verdict_id",
     "claim_notification": "notification_id",
     "dead_letter": "dead_letter_id",
+    "answer_check": "check_id",
 }
 
 

@@ -114,6 +114,7 @@ def topic_table(limits: Limits | None = None) -> tuple[TopicSpec, ...]:
         "claim_verdict": (week, 1 * MiB, "narrative claim verdicts"),
         "claim_notification": (week, 1 * MiB, "claim verdicts settled anew"),
         "dead_letter": (month, 2 * MiB, "rejected raw bytes plus reason"),
+        "answer_check": (week, 1 * MiB, "answers checked before display (SPEC 8)"),
     }
     unknown = set(OUTPUT_TOPICS) ^ set(outputs)
     if unknown:
