@@ -117,13 +117,21 @@ def judge(state: RunState | None, request: CheckRequest) -> GateResult | GateInp
         return exc
 
 
-class GateDesk:
-    """The queue of checks between the door's threads and the worker's loop."""
+Record = Callable[[CheckRequest, GateResult], None]
 
-    def __init__(self, clock: Callable[[], float] = time.monotonic) -> None:
+
+class GateDesk:
+    """The queue of checks between the door's threads and the worker's loop. `record`
+    (the worker's: an `answer.checked` event of the run, SPEC 8 "Record") is called in
+    the loop for every check it judged."""
+
+    def __init__(
+        self, clock: Callable[[], float] = time.monotonic, record: Record | None = None
+    ) -> None:
         self._lock = threading.Lock()
         self._pending: list[Pending] = []
         self._clock = clock
+        self.record = record
 
     def __len__(self) -> int:
         with self._lock:
@@ -157,6 +165,8 @@ class GateDesk:
                     outcome: Outcome = Stale(reached, len(request.position), tuple(missing[:5]))
                 else:
                     outcome = judge(state, request)
+                    if isinstance(outcome, GateResult) and self.record is not None:
+                        self.record(request, outcome)
             except Exception as exc:  # a bug or an unreadable run: this check, not the loop
                 log.exception("gate check of run %s failed", terminal_safe(request.run_id))
                 outcome = GateFailure(f"{type(exc).__name__}: {exc}")

@@ -24,6 +24,7 @@ producer, both librdkafka, in one poll loop:
 
 from __future__ import annotations
 
+import hashlib
 import json
 import logging
 import signal
@@ -49,11 +50,13 @@ from outcomes.common.codec import Codec
 from outcomes.common.door import Component, DoorServer
 from outcomes.common.runtime import consume_ready, freeze_survivors
 from outcomes.common.settings import Settings
-from outcomes.reducers.catalog import INPUT_TOPICS, OUTPUT_TOPICS, run_log_topic
+from outcomes.reducers.answers import answer_checked_event
+from outcomes.reducers.catalog import EVENT_TOPICS, INPUT_TOPICS, OUTPUT_TOPICS, run_log_topic
 from outcomes.reducers.events import Event
+from outcomes.reducers.gate import GateResult
 from outcomes.reducers.records import OutputRecord
 from outcomes.reducers.state import RunState
-from outcomes.streams.gate import GateDesk
+from outcomes.streams.gate import CheckRequest, GateDesk
 from outcomes.streams.gate_door import GateHost, gate_component, gate_token
 from outcomes.streams.gate_members import Owners, client_id, group_owners, partition_of
 from outcomes.streams.ingest import ingest_record
@@ -76,6 +79,9 @@ REBUILD_WARNING = 0.25
 
 _MAX_RECORD = 8 * 1024 * 1024 + 64 * 1024  # largest output (streams/topics.py), framed
 _HANDOFF_LIMIT = 200_000  # validated events kept for the fold stage to pick up
+# (run, chain, attempt) of the checks recorded lately: asking the same attempt again is
+# not a second record (its event id is the same; another content would be a conflict).
+_RECORDED_CHECKS = 100_000
 
 # How long the merge holds a record young enough that another partition's earlier one
 # may still be on its way (streams/merge.py). Each run's events are also put in event-time
@@ -189,7 +195,8 @@ class BatchWorker:
         # The pre-display gate (SPEC 8): checks queued by the door's threads, answered by
         # this loop between batches (streams/gate.py); the door's URL is in the client.id,
         # where any worker of the group finds a run's owner (streams/gate_members.py).
-        self.gate = GateDesk()
+        self.gate = GateDesk(record=self._record_check)
+        self.recorded_checks: dict[tuple[str, str, int], None] = {}  # oldest first
         self.door_url = f"http://127.0.0.1:{options.web_port}" if options.web_enabled else None
         self.run_log_partitions: int | None = None
         self.failure: str | None = None
@@ -570,6 +577,35 @@ class BatchWorker:
             )
 
     # -- the gate (SPEC 8) -------------------------------------------------------------
+
+    def _record_check(self, request: CheckRequest, result: GateResult) -> None:
+        """Every check this worker judged is an `answer.checked` event of its run (SPEC 8),
+        published to its input topic like any other event: through ingest and the run
+        log into the account's record and ClickHouse. A chain without an id is named by
+        its text's digest."""
+        chain = request.chain_id or f"text-{hashlib.sha256(request.text.encode()).hexdigest()[:32]}"
+        key = (request.run_id, chain, request.attempt)
+        if key in self.recorded_checks:
+            return  # the same attempt asked again: its first check is the record
+        self.recorded_checks[key] = None
+        if len(self.recorded_checks) > _RECORDED_CHECKS:
+            self.recorded_checks.pop(next(iter(self.recorded_checks)))
+        event = answer_checked_event(
+            run_id=request.run_id,
+            answer_chain_id=chain,
+            attempt=request.attempt,
+            decision=result.decision,
+            text=request.text,
+            counts=result.counts(),
+            account_revision=result.revision,
+            occurred_at=time.time_ns() // 1000,
+            source=f"outcomes-gate@{self.options.app_id}",
+        )
+        self._produce(
+            EVENT_TOPICS["answer.checked"],
+            request.run_id.encode(),
+            self.codec.encode_event(event),
+        )
 
     def run_partition(self, run_id: str) -> int | None:
         """The run-log partition of a run (None before the first assignment told how

@@ -22,6 +22,8 @@ import pytest
 
 from outcomes.devtools.harness import Harness, KafkaConfig, wait_for
 from outcomes.streams.sdk.gate import Checked, GateClient, GateUnavailable
+from tests.cli_support import outcomes
+from tests.sink_support import sunk
 
 pytestmark = pytest.mark.slow
 SAMPLE = Path(__file__).resolve().parent.parent / "samples" / "five_file_run.jsonl"
@@ -120,3 +122,26 @@ def test_the_gate_through_kafka_and_two_workers(
         assert stale.decision == "stale" and "claims" not in stale.body
         for worker in workers:
             assert worker.alive(), worker.tail()
+
+        # Every check the owner judged is an `answer.checked` event of the run (SPEC 8,
+        # "Record"): folded into `answer_check` rows and sunk, visible in ClickHouse.
+        wanted = {("repair", 1), ("pass", 2), ("contain", 2), ("pass", 1)}
+
+        def recorded() -> set[tuple[str, int]]:
+            rows = harness.outputs().of_kind("answer_check").values()
+            return {(r["decision"], r["attempt"]) for r in rows if r["run_id"] == run}
+
+        wait_for(lambda: wanted <= recorded(), 60, "the checks' answer_check records")
+        dsn = f"chdb://{tmp_path / 'chdb'}"
+        with sunk(kafka_config, kafka_bootstrap, harness.marks, dsn, "gate"):
+            done = outcomes(
+                "query",
+                f"SELECT decision, attempt FROM answer_checks WHERE run_id = '{run}'",
+                "--clickhouse",
+                dsn,
+                "--format",
+                "json",
+            )
+        assert done.returncode == 0, done.stderr
+        rows = {(r["decision"], int(r["attempt"])) for r in orjson.loads(done.stdout)}
+        assert wanted <= rows
