@@ -300,7 +300,12 @@ def _publish_session(
     if gated.stdout is not None and reply is not None:
         reply.append(gated.stdout)
     if gated.publish:
-        spool = left + held
+        record = (
+            [hook_gate.unchecked_record(run, gated, held[0]["text"])]
+            if gated.decision == "unchecked"
+            else []
+        )
+        spool = left + held + record
         _write_jsonl(folder / "spool.jsonl", spool)
         held_path.unlink(missing_ok=True)
         if not left:  # the broker took everything a moment ago: the narrative goes now

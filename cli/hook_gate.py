@@ -18,8 +18,10 @@ the final message, with the ids of those events as its position, within a budget
   one line on standard error, and the narrative is published as it is: unchecked,
   never reported as passed.
 
-Each check is a line of the session folder's `checks.jsonl` (the chain, the attempt, the
-decision, the counts).
+Each check is an `answer.checked` event of the run: the worker records the checks it
+judged; an answer shown unchecked is recorded by the hook with its narrative. Each is
+also a line of the session folder's `checks.jsonl` (the chain, the attempt, the decision,
+the counts).
 """
 
 from __future__ import annotations
@@ -32,6 +34,7 @@ from typing import Any, Literal
 
 import orjson
 
+from outcomes.reducers.answers import answer_checked_event
 from outcomes.streams.sdk.gate import GateClient, GateRefused, GateUnavailable
 from outcomes.streams.sdk.uuid7 import uuid7
 
@@ -179,12 +182,28 @@ def _listed(contradicted: Sequence[Mapping[str, Any]]) -> str:
     return "\n".join(lines)
 
 
-def _record(folder: Path, gated: Gated) -> None:
-    """One line per check in the session folder.
+def unchecked_record(run_id: str, gated: Gated, text: str) -> dict[str, Any]:
+    """The `answer.checked` event of an answer shown unchecked (SPEC 8, "Fail open"):
+    published with its narrative. A check the gate judged is recorded by the worker that
+    judged it; this one names its chain `<chain>:unchecked`, so that a late answer the
+    worker recorded and the hook's own record are two events, never a conflict."""
+    return answer_checked_event(
+        run_id=run_id,
+        answer_chain_id=f"{gated.chain_id}:unchecked",
+        attempt=gated.attempt,
+        decision="unchecked",
+        text=text,
+        counts=None,
+        account_revision=None,
+        occurred_at=time.time_ns() // 1000,
+        source="outcomes-hook",
+    )
 
-    ANSWER-CHECKED: SPEC 8 records each check as an `answer.checked` event of the run;
-    that event type is not in the schemas yet. When it is, the hook publishes one per
-    check (chain, attempt, decision, counts) with the session's events."""
+
+def _record(folder: Path, gated: Gated) -> None:
+    """One line per check in the session folder (`checks.jsonl`), for the person reading
+    the session's state; the run's record is its `answer.checked` events (the worker's
+    for a judged check, `unchecked_record` for one shown unchecked)."""
     row = {
         "at": time.time_ns() // 1000,
         "chain_id": gated.chain_id,

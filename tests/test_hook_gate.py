@@ -230,6 +230,9 @@ def test_no_gate_listening_fails_open_within_the_budget(
     assert took < 1.0 + 2.0  # the budget, plus the publishing the stand-in makes instant
     assert broker.narratives() == [FALSE]
     assert [c["decision"] for c in checks(tmp_path)] == ["unchecked"]
+    (record,) = [e for e in broker.published if e["type"] == "answer.checked"]
+    assert record["decision"] == "unchecked" and record["answer_chain_id"].endswith(":unchecked")
+    assert record["supported"] == record["contradicted"] == 0
 
 
 def test_an_account_that_does_not_reach_the_position_is_stale_and_fails_open(
