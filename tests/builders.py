@@ -14,7 +14,10 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from datetime import UTC, datetime, timedelta
+from pathlib import Path
 from typing import Any
+
+import orjson
 
 from outcomes.reducers.engine import Engine
 from outcomes.reducers.records import OutputRecord
@@ -24,6 +27,19 @@ Event = dict[str, Any]
 Account = Mapping[str, Any]
 
 START = datetime(2026, 11, 30, 10, 0, 0, tzinfo=UTC)
+FIVE_FILE_SAMPLE = Path(__file__).resolve().parent.parent / "samples" / "five_file_run.jsonl"
+
+
+def five_file_events(prefix: str | None = None) -> list[Event]:
+    """The five-file sample's events in file order; with `prefix`, under the run
+    `<prefix>-five` and event ids `<prefix>-<id>`, so tests on a shared broker never
+    meet each other's runs."""
+    events = [orjson.loads(x) for x in FIVE_FILE_SAMPLE.read_bytes().splitlines() if x.strip()]
+    if prefix is not None:
+        for event in events:
+            event["run_id"] = f"{prefix}-five"
+            event["event_id"] = f"{prefix}-{event['event_id']}"
+    return events
 
 
 def ts(seconds: float) -> str:

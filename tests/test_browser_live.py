@@ -22,11 +22,11 @@ from pathlib import Path
 from typing import Any
 
 import aiohttp
-import orjson
 import pytest
 
 from outcomes.devtools.harness import Harness, KafkaConfig, Progress, wait_for
-from tests.browser_support import SAMPLE, TOKEN, WIDE, Tab, chromium
+from tests.browser_support import TOKEN, WIDE, Tab, chromium
+from tests.builders import five_file_events
 from tests.sink_support import sunk
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -37,16 +37,6 @@ pytestmark = pytest.mark.slow
 def chromium_ws() -> Iterator[str]:
     with chromium() as websocket:
         yield websocket
-
-
-def renamed(prefix: str) -> list[dict[str, Any]]:
-    events = []
-    for line in SAMPLE.read_bytes().splitlines():
-        event = orjson.loads(line)
-        event["run_id"] = f"{prefix}-five"
-        event["event_id"] = f"{prefix}-{event['event_id']}"
-        events.append(event)
-    return events
 
 
 def fold(harness: Harness, config: KafkaConfig, events: list[dict[str, Any]]) -> None:
@@ -154,7 +144,7 @@ def test_the_open_pages_show_each_supersession_without_a_reload(
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     with Harness(kafka_config, kafka_bootstrap, tmp_path, "browser-live") as harness:
-        events = renamed(harness.prefix)
+        events = five_file_events(harness.prefix)
         run = events[0]["run_id"]
         types = [e["type"] for e in events]
         narrative = types.index("narrative.submitted")

@@ -8,10 +8,8 @@ candidate and the external draft's outcome is unknown.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from pathlib import Path
 from typing import Any
 
-import orjson
 import pytest
 
 from outcomes.reducers.gate import (
@@ -23,13 +21,11 @@ from outcomes.reducers.gate import (
     parse_claim_map,
     state_block,
 )
-from tests.builders import account_of
-
-SAMPLE = Path(__file__).resolve().parents[1] / "samples" / "five_file_run.jsonl"
+from tests.builders import account_of, five_file_events
 
 
 def _events() -> list[dict[str, Any]]:
-    return [orjson.loads(line) for line in SAMPLE.read_bytes().splitlines() if line.strip()]
+    return five_file_events()
 
 
 @pytest.fixture(scope="module")

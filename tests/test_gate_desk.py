@@ -4,10 +4,7 @@ from a state that holds every event of the caller's position, else `stale`."""
 from __future__ import annotations
 
 import threading
-from pathlib import Path
 from typing import Any
-
-import orjson
 
 from outcomes.reducers.gate import GateInputError, GateResult
 from outcomes.streams.gate import (
@@ -19,15 +16,14 @@ from outcomes.streams.gate import (
     answer_json,
     position_reached,
 )
-from tests.builders import Replay
+from tests.builders import Replay, five_file_events
 
-SAMPLE = Path(__file__).resolve().parents[1] / "samples" / "five_file_run.jsonl"
 RUN = "run-five-files"
 OVERCLAIM = "All tests pass and the release-notes draft was sent."
 
 
 def _events() -> list[dict[str, Any]]:
-    return [orjson.loads(line) for line in SAMPLE.read_bytes().splitlines() if line.strip()]
+    return five_file_events()
 
 
 class Clock:

@@ -14,11 +14,9 @@ from typing import Any
 import orjson
 import pytest
 
-from outcomes.common import door
-from outcomes.streams.gate import GateDesk
-from outcomes.streams.gate_door import GateHost, gate_component, gate_token, read_token
+from outcomes.streams.gate_door import gate_token, read_token
 from outcomes.streams.sdk.gate import GateClient, GateRefused, gated_answer
-from tests.builders import Replay
+from tests.gate_support import GateWorker
 
 SAMPLE = Path(__file__).resolve().parents[1] / "samples" / "five_file_run.jsonl"
 RUN = "run-five-files"
@@ -31,48 +29,11 @@ def _prefix_events() -> list[dict[str, Any]]:
     return events[: last + 1]
 
 
-class Worker:
-    """A door with a gate whose desk a thread serves, as the worker's loop would."""
-
-    def __init__(self, owns: bool, owner: list[str | None]) -> None:
-        self.replay = Replay()
-        self.desk = GateDesk()
-        self.stop = threading.Event()
-        self.forgot = 0
-        host = GateHost(
-            desk=self.desk,
-            token=TOKEN,
-            owns=lambda run_id: owns,
-            owner_url=lambda run_id: owner[0],
-            forget_owners=self._forget,
-        )
-        self.server = door.DoorServer(door.app(gate_component(host)), "127.0.0.1", 0).start()
-        self.loop = threading.Thread(target=self._serve, daemon=True)
-        self.loop.start()
-
-    def _forget(self) -> None:
-        self.forgot += 1
-
-    def _serve(self) -> None:
-        while not self.stop.is_set():
-            self.desk.serve(self.replay.engine.runs.get)
-            self.stop.wait(0.01)
-
-    @property
-    def url(self) -> str:
-        host, port = self.server.address
-        return f"http://{host}:{port}"
-
-    def close(self) -> None:
-        self.stop.set()
-        self.server.stop()
-
-
 @pytest.fixture
-def pair() -> Iterator[tuple[Worker, Worker, list[str | None]]]:
+def pair() -> Iterator[tuple[GateWorker, GateWorker, list[str | None]]]:
     owner_url: list[str | None] = [None]
-    owner = Worker(owns=True, owner=owner_url)
-    other = Worker(owns=False, owner=owner_url)
+    owner = GateWorker(TOKEN, owns=True, owner=owner_url)
+    other = GateWorker(TOKEN, owns=False, owner=owner_url)
     owner_url[0] = owner.url
     owner.replay.apply(*_prefix_events())
     try:
@@ -154,7 +115,7 @@ def test_no_token_is_refused_before_the_body_is_read(pair: Any) -> None:
 
 
 def test_a_wrong_token_is_403() -> None:
-    worker = Worker(owns=True, owner=[None])
+    worker = GateWorker(TOKEN)
     try:
         with pytest.raises(GateRefused) as err:
             GateClient(worker.url, token="guess").check_answer(RUN, "Done.")

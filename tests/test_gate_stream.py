@@ -15,34 +15,23 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
-from typing import Any
 
 import orjson
 import pytest
 
 from outcomes.devtools.harness import Harness, KafkaConfig, wait_for
 from outcomes.streams.sdk.gate import Checked, GateClient, GateUnavailable
+from tests.builders import five_file_events
 from tests.cli_support import outcomes
 from tests.sink_support import sunk
 
 pytestmark = pytest.mark.slow
-SAMPLE = Path(__file__).resolve().parent.parent / "samples" / "five_file_run.jsonl"
 TOKEN = "gate-stream-test-token"
 OVERCLAIM = "All five files changed, tests pass, and the release-notes draft was sent."
 TRUTHFUL = (
     "I changed five files. The unit tests are stale: they were not re-run after the "
     "config edit. The release-notes draft is not confirmed; its outcome is unknown."
 )
-
-
-def renamed(prefix: str) -> list[dict[str, Any]]:
-    events = []
-    for line in SAMPLE.read_bytes().splitlines():
-        event = orjson.loads(line)
-        event["run_id"] = f"{prefix}-five"
-        event["event_id"] = f"{prefix}-{event['event_id']}"
-        events.append(event)
-    return events
 
 
 def first_answer(client: GateClient, run_id: str, text: str, position: list[str]) -> Checked:
@@ -74,7 +63,7 @@ def test_the_gate_through_kafka_and_two_workers(
             worker.start()
         clients = [GateClient(f"http://127.0.0.1:{w.web_port}", token=TOKEN) for w in workers]
 
-        events = renamed(harness.prefix)
+        events = five_file_events(harness.prefix)
         run = events[0]["run_id"]
         finalize = next(i for i, e in enumerate(events) if e["type"] == "finalize.requested")
         before = events[: finalize + 1]

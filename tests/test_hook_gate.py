@@ -14,7 +14,6 @@ from __future__ import annotations
 import socket
 import subprocess
 import sys
-import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
@@ -25,10 +24,7 @@ import pytest
 from click.testing import CliRunner
 
 from outcomes.cli import hook as hook_cli
-from outcomes.common import door
-from outcomes.streams.gate import GateDesk
-from outcomes.streams.gate_door import GateHost, gate_component
-from tests.builders import Replay
+from tests.gate_support import GateWorker
 
 ROOT = Path(__file__).resolve().parent.parent
 TOKEN = "hook-gate-token"
@@ -61,44 +57,11 @@ FALSE = "I fixed calc.py and all tests pass."
 TRUE = "I changed calc.py, but the pytest check still fails."
 
 
-class Worker:
-    """A door with a gate whose desk a thread serves over the replay's states."""
-
-    def __init__(self) -> None:
-        self.replay = Replay()
-        self.desk = GateDesk()
-        self.stop = threading.Event()
-        host = GateHost(
-            desk=self.desk,
-            token=TOKEN,
-            owns=lambda run_id: True,
-            owner_url=lambda run_id: None,
-            forget_owners=lambda: None,
-        )
-        self.server = door.DoorServer(door.app(gate_component(host)), "127.0.0.1", 0).start()
-        self.loop = threading.Thread(target=self._serve, daemon=True)
-        self.loop.start()
-
-    def _serve(self) -> None:
-        while not self.stop.is_set():
-            self.desk.serve(self.replay.engine.runs.get)
-            self.stop.wait(0.01)
-
-    @property
-    def url(self) -> str:
-        host, port = self.server.address
-        return f"http://{host}:{port}"
-
-    def close(self) -> None:
-        self.stop.set()
-        self.server.stop()
-
-
 class Broker:
     """Stands in for the broker: acknowledges every event and (unless `folds` is off)
     hands it to the worker's fold, as the real pipeline would."""
 
-    def __init__(self, worker: Worker) -> None:
+    def __init__(self, worker: GateWorker) -> None:
         self.worker = worker
         self.folds = True
         self.published: list[dict[str, Any]] = []
@@ -116,8 +79,8 @@ class Broker:
 
 
 @pytest.fixture
-def worker() -> Iterator[Worker]:
-    w = Worker()
+def worker() -> Iterator[GateWorker]:
+    w = GateWorker(TOKEN)
     try:
         yield w
     finally:
@@ -125,7 +88,7 @@ def worker() -> Iterator[Worker]:
 
 
 @pytest.fixture
-def broker(worker: Worker, monkeypatch: pytest.MonkeyPatch) -> Broker:
+def broker(worker: GateWorker, monkeypatch: pytest.MonkeyPatch) -> Broker:
     b = Broker(worker)
     monkeypatch.setattr(hook_cli, "_publish", b.publish)
     monkeypatch.setenv("OUTCOMES_GATE_TOKEN", TOKEN)
@@ -158,7 +121,7 @@ def checks(state: Path) -> list[dict[str, Any]]:
 
 
 def test_a_contradicted_answer_blocks_once_then_a_true_repair_passes(
-    tmp_path: Path, worker: Worker, broker: Broker
+    tmp_path: Path, worker: GateWorker, broker: Broker
 ) -> None:
     session(tmp_path, worker.url)
     blocked = stop(tmp_path, worker.url, FALSE)
@@ -181,7 +144,7 @@ def test_a_contradicted_answer_blocks_once_then_a_true_repair_passes(
 
 
 def test_a_repaired_answer_that_still_contradicts_is_let_through_and_contained(
-    tmp_path: Path, worker: Worker, broker: Broker
+    tmp_path: Path, worker: GateWorker, broker: Broker
 ) -> None:
     session(tmp_path, worker.url)
     assert orjson.loads(stop(tmp_path, worker.url, FALSE).stdout)["decision"] == "block"
@@ -196,7 +159,9 @@ def test_a_repaired_answer_that_still_contradicts_is_let_through_and_contained(
     assert orjson.loads(stop(tmp_path, worker.url, FALSE).stdout)["decision"] == "block"
 
 
-def test_stop_hook_active_is_never_blocked(tmp_path: Path, worker: Worker, broker: Broker) -> None:
+def test_stop_hook_active_is_never_blocked(
+    tmp_path: Path, worker: GateWorker, broker: Broker
+) -> None:
     session(tmp_path, worker.url)
     through = stop(tmp_path, worker.url, FALSE, True)
     said = orjson.loads(through.stdout)
@@ -205,7 +170,7 @@ def test_stop_hook_active_is_never_blocked(tmp_path: Path, worker: Worker, broke
     assert [(c["decision"], c["attempt"]) for c in checks(tmp_path)] == [("contain", 2)]
 
 
-def test_a_true_answer_passes_at_once(tmp_path: Path, worker: Worker, broker: Broker) -> None:
+def test_a_true_answer_passes_at_once(tmp_path: Path, worker: GateWorker, broker: Broker) -> None:
     session(tmp_path, worker.url)
     result = stop(tmp_path, worker.url, TRUE)
     assert "decision" not in (orjson.loads(result.stdout) if result.stdout else {})
@@ -215,7 +180,7 @@ def test_a_true_answer_passes_at_once(tmp_path: Path, worker: Worker, broker: Br
 
 
 def test_no_gate_listening_fails_open_within_the_budget(
-    tmp_path: Path, worker: Worker, broker: Broker
+    tmp_path: Path, worker: GateWorker, broker: Broker
 ) -> None:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))  # bound, never listening: refused
@@ -236,7 +201,7 @@ def test_no_gate_listening_fails_open_within_the_budget(
 
 
 def test_an_account_that_does_not_reach_the_position_is_stale_and_fails_open(
-    tmp_path: Path, worker: Worker, broker: Broker
+    tmp_path: Path, worker: GateWorker, broker: Broker
 ) -> None:
     session(tmp_path, worker.url)
     broker.folds = False  # acknowledged, but the worker's fold never gets there
@@ -260,7 +225,7 @@ def test_without_a_gate_the_stop_is_as_before(tmp_path: Path, broker: Broker) ->
 
 
 def test_with_the_broker_stopped_the_hook_exits_0_within_its_budget(
-    tmp_path: Path, worker: Worker
+    tmp_path: Path, worker: GateWorker
 ) -> None:
     """The real producer against an unreachable bootstrap: the events stay in the spool,
     the gate is not asked (the account cannot hold them), the stop goes through."""
@@ -285,7 +250,7 @@ def test_with_the_broker_stopped_the_hook_exits_0_within_its_budget(
 
 
 def test_a_narrative_held_by_a_call_that_died_goes_out_with_the_next_call(
-    tmp_path: Path, worker: Worker, broker: Broker
+    tmp_path: Path, worker: GateWorker, broker: Broker
 ) -> None:
     session(tmp_path, worker.url)
     folder = tmp_path / hook_cli.session_folder(SESSION)
@@ -300,7 +265,7 @@ def test_a_narrative_held_by_a_call_that_died_goes_out_with_the_next_call(
 
 
 def test_a_long_answer_is_checked_as_the_narrative_holds_it(
-    tmp_path: Path, worker: Worker, broker: Broker
+    tmp_path: Path, worker: GateWorker, broker: Broker
 ) -> None:
     session(tmp_path, worker.url)
     long = TRUE + " " + "x" * 70_000  # past the gate's 60,000 characters

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import difflib
 from pathlib import Path
-from typing import Any
 
 import orjson
 import pytest
@@ -28,23 +27,12 @@ from outcomes.devtools.harness import (
     read_run_log,
     wait_for,
 )
+from tests.builders import five_file_events
 from tests.cli_support import outcomes
 from tests.sink_support import sunk
 
 ROOT = Path(__file__).resolve().parent.parent
-SAMPLE = ROOT / "samples" / "five_file_run.jsonl"
 pytestmark = pytest.mark.slow
-
-
-def renamed(prefix: str) -> list[dict[str, Any]]:
-    """The sample with its run and event ids under `prefix`."""
-    events = []
-    for line in SAMPLE.read_bytes().splitlines():
-        event = orjson.loads(line)
-        event["run_id"] = f"{prefix}-five"
-        event["event_id"] = f"{prefix}-{event['event_id']}"
-        events.append(event)
-    return events
 
 
 def same(stream: str, replay: str, what: str) -> None:
@@ -60,7 +48,7 @@ def test_show_export_verify_through_the_stream_equal_replay(
     kafka_bootstrap: str, kafka_config: KafkaConfig, tmp_path: Path
 ) -> None:
     with Harness(kafka_config, kafka_bootstrap, tmp_path, "show") as harness:
-        events = renamed(harness.prefix)
+        events = five_file_events(harness.prefix)
         run = events[0]["run_id"]
         events_file = tmp_path / "events.jsonl"
         events_file.write_bytes(b"".join(orjson.dumps(e) + b"\n" for e in events))

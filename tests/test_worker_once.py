@@ -10,9 +10,7 @@ notification included. Duplicates remain possible after a crash only
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
-import orjson
 import pytest
 
 from outcomes.devtools.harness import (
@@ -24,21 +22,10 @@ from outcomes.devtools.harness import (
     read_run_log,
     wait_for,
 )
+from tests.builders import five_file_events
 
 pytestmark = pytest.mark.slow
-SAMPLE = Path(__file__).resolve().parent.parent / "samples" / "five_file_run.jsonl"
 NOTIFICATIONS = frozenset({"notification", "claim_notification"})
-
-
-def renamed(prefix: str) -> list[dict[str, Any]]:
-    """The sample under this test's own run and event ids (the shared broker)."""
-    events = []
-    for line in SAMPLE.read_bytes().splitlines():
-        event = orjson.loads(line)
-        event["run_id"] = f"{prefix}-five"
-        event["event_id"] = f"{prefix}-{event['event_id']}"
-        events.append(event)
-    return events
 
 
 @pytest.mark.parametrize("engine", ["batch", "faust"])
@@ -46,7 +33,7 @@ def test_the_five_file_sample_puts_each_notification_on_its_topic_once(
     kafka_bootstrap: str, kafka_config: KafkaConfig, tmp_path: Path, engine: str
 ) -> None:
     with Harness(kafka_config, kafka_bootstrap, tmp_path, f"once-{engine}") as harness:
-        events = renamed(harness.prefix)
+        events = five_file_events(harness.prefix)
         ids = [e["event_id"] for e in events]
         assert len(ids) > len(set(ids)), "the sample holds a redelivered event"
         worker = harness.worker(extra=("--engine", engine))
