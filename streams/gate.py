@@ -108,8 +108,12 @@ def position_reached(state: RunState | None, position: Sequence[str]) -> tuple[i
 
 
 def judge(state: RunState | None, request: CheckRequest) -> GateResult | GateInputError:
-    """The check itself, on a state that has reached the request's position."""
-    account = account_now(state) if state is not None else None
+    """The check itself, on a state that has reached the request's position. A run of
+    which this worker holds nothing (no event ever applied) is no run to check: an
+    error, and nothing recorded."""
+    if state is None or not state.events:
+        return GateInputError("no_run", f"no run {request.run_id!r}: no event of it was folded")
+    account = account_now(state)
     try:
         claim_map = parse_claim_map(request.claim_map, request.text)
         return check(account, request.text, claim_map, request.attempt)

@@ -195,7 +195,7 @@ def gate_component(host: GateHost, now: Callable[[], float] = time.monotonic) ->
         if isinstance(outcome, GateFailure):
             raise Refusal(500, f"the check could not be made: {outcome}")
         if isinstance(outcome, GateInputError):
-            status = 422 if outcome.code == "unknown_entry" else 400
+            status = {"unknown_entry": 422, "no_run": 404}.get(outcome.code, 400)
             raise Refusal(status, str(outcome))
         answer = orjson.dumps(answer_json(outcome, run_id)) + b"\n"
         return Response(answer, 200, media_type="application/json")

@@ -14,14 +14,15 @@ import pytest
 from click.testing import CliRunner, Result
 
 from outcomes.cli.main import main
-from tests.test_gate_door import RUN, TOKEN, Worker, _prefix_events
+from tests.gate_support import GateWorker
+from tests.test_gate_door import RUN, TOKEN, _prefix_events
 
 FALSE = "All five files changed, all tests pass and the draft was sent."
 
 
 @pytest.fixture
-def worker() -> Iterator[Worker]:
-    w = Worker(owns=True, owner=[None])
+def worker() -> Iterator[GateWorker]:
+    w = GateWorker(TOKEN)
     w.replay.apply(*_prefix_events())
     try:
         yield w
@@ -38,7 +39,7 @@ def check(tmp_path: Path, worker_url: str, text: str, *args: str, token: bool = 
     )
 
 
-def test_a_contradicted_answer_is_repair_with_each_fact(tmp_path: Path, worker: Worker) -> None:
+def test_a_contradicted_answer_is_repair_with_each_fact(tmp_path: Path, worker: GateWorker) -> None:
     result = check(tmp_path, worker.url, FALSE)
     assert result.exit_code == 3, result.output
     assert result.stdout.startswith("repair (revision ")
@@ -46,7 +47,7 @@ def test_a_contradicted_answer_is_repair_with_each_fact(tmp_path: Path, worker: 
     assert "Instruction (for the repair):" in result.stdout and "<outcome-account" in result.stdout
 
 
-def test_json_is_the_gates_answer(tmp_path: Path, worker: Worker) -> None:
+def test_json_is_the_gates_answer(tmp_path: Path, worker: GateWorker) -> None:
     result = check(tmp_path, worker.url, FALSE, "--json")
     assert result.exit_code == 3
     answer = orjson.loads(result.stdout)
@@ -58,7 +59,7 @@ def test_json_is_the_gates_answer(tmp_path: Path, worker: Worker) -> None:
 
 
 def test_a_repaired_answer_that_still_contradicts_is_contain(
-    tmp_path: Path, worker: Worker
+    tmp_path: Path, worker: GateWorker
 ) -> None:
     result = check(tmp_path, worker.url, "Sorry: the draft was sent.", "--attempt", "2",
                    "--chain-id", "c-1")  # fmt: skip
@@ -66,13 +67,13 @@ def test_a_repaired_answer_that_still_contradicts_is_contain(
     assert "Show instead:" in result.stdout and "Status: unresolved." in result.stdout
 
 
-def test_a_truthful_answer_passes(tmp_path: Path, worker: Worker) -> None:
+def test_a_truthful_answer_passes(tmp_path: Path, worker: GateWorker) -> None:
     result = check(tmp_path, worker.url, "I could not confirm that the draft was sent.")
     assert result.exit_code == 0, result.output
     assert result.stdout.startswith("pass")
 
 
-def test_a_position_not_reached_is_stale(tmp_path: Path, worker: Worker) -> None:
+def test_a_position_not_reached_is_stale(tmp_path: Path, worker: GateWorker) -> None:
     result = check(tmp_path, worker.url, FALSE, "--position", "never-published",
                    "--budget", "1")  # fmt: skip
     assert result.exit_code == 5, result.output
@@ -80,7 +81,7 @@ def test_a_position_not_reached_is_stale(tmp_path: Path, worker: Worker) -> None
 
 
 def test_the_worker_token_file_is_read(
-    tmp_path: Path, worker: Worker, monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, worker: GateWorker, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.delenv("OUTCOMES_GATE_TOKEN", raising=False)
     state = tmp_path / "state"
@@ -101,7 +102,7 @@ def test_no_gate_is_one_line_and_1(tmp_path: Path) -> None:
     assert line.startswith("outcomes check: no answer from the gate")
 
 
-def test_bad_usage_is_2(tmp_path: Path, worker: Worker) -> None:
+def test_bad_usage_is_2(tmp_path: Path, worker: GateWorker) -> None:
     missing = CliRunner().invoke(main, ["check", RUN, "--text", str(tmp_path / "none.txt")])
     assert missing.exit_code == 2
     bad = tmp_path / "map.json"

@@ -172,3 +172,11 @@ def test_a_check_that_fails_is_answered_and_the_others_still_are() -> None:
     failed = broken.wait(0)
     assert isinstance(failed, GateFailure) and "stored event 3" in str(failed)
     assert isinstance(fine.wait(0), GateResult)
+
+
+def test_a_run_nobody_folded_is_an_error_not_a_verdict() -> None:
+    desk = GateDesk(Clock())
+    pending = desk.submit(_request([], run_id="never-seen"))
+    desk.serve(lambda run_id: None)
+    outcome = pending.wait(0)
+    assert isinstance(outcome, GateInputError) and outcome.code == "no_run"

@@ -157,6 +157,13 @@ def test_bad_input_is_one_clear_error(pair: Any, body: bytes, status: int, says:
     assert says in orjson.loads(line)["error"]
 
 
+def test_a_run_nobody_folded_is_404_and_not_judged(pair: Any) -> None:
+    owner, _, _ = pair
+    with pytest.raises(GateRefused) as err:
+        GateClient(owner.url, token=TOKEN).check_answer("no-such-run", "All tests pass.")
+    assert err.value.status == 404 and "no_run" in err.value.message
+
+
 def test_an_owner_that_cannot_be_reached_is_503_and_forgotten(pair: Any) -> None:
     _, other, owner_url = pair
     with socket.socket() as sock:
