@@ -47,17 +47,22 @@ def load_view(
     if from_file is not None and clickhouse:
         raise click.UsageError("give either --from FILE or --clickhouse DSN, not both")
     if from_file is not None:
-        revisions, verdicts = _replay_output(from_file)
+        revisions, verdicts, answers = _replay_output(from_file)
     else:
         dsn = Settings.load(clickhouse=clickhouse).clickhouse_dsn
         records = read_run(dsn, run_id)
-        revisions, verdicts = records.revisions, records.verdicts
-    return RunView.of(run_id, revisions, verdicts, _events(events))
+        revisions, verdicts, answers = records.revisions, records.verdicts, records.answers
+    return RunView.of(run_id, revisions, verdicts, _events(events), answers)
 
 
-def _replay_output(path: Path) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-    revisions: list[dict[str, Any]] = []
-    verdicts: list[dict[str, Any]] = []
+Records = list[dict[str, Any]]
+
+
+def _replay_output(path: Path) -> tuple[Records, Records, Records]:
+    """The revisions, claim verdicts and answer checks (SPEC 8) of a replay's output."""
+    revisions: Records = []
+    verdicts: Records = []
+    answers: Records = []
     for number, record in _jsonl(path):
         kind = record.get("record")
         if kind is None:
@@ -68,7 +73,9 @@ def _replay_output(path: Path) -> tuple[list[dict[str, Any]], list[dict[str, Any
             revisions.append(record)
         elif kind == KINDS[1]:
             verdicts.append(record)
-    return revisions, verdicts
+        elif kind == "answer_check":
+            answers.append(record)
+    return revisions, verdicts, answers
 
 
 def _jsonl(path: Path) -> Iterator[tuple[int, dict[str, Any]]]:

@@ -9,12 +9,13 @@ is read with FINAL, so a redelivered row is read once.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import orjson
 
 from outcomes import schemas
+from outcomes.reducers.answers import COUNT_FIELDS
 from outcomes.sinks import clickhouse, schema
 
 # claim_verdicts columns in the order of a verdict record's fields (its Avro schema;
@@ -25,12 +26,22 @@ _VERDICT_COLUMNS = tuple(
 )
 
 
+# answer_checks columns in the order of an answer check record's fields (`check_id` is
+# the view's `row_id`); times come back as RFC 3339 text, as the record carries them.
+_ANSWER_COLUMNS = tuple(
+    "row_id" if f["name"] == "check_id" else f["name"]
+    for f in schemas.schema_json(schemas.OUTPUT_SCHEMAS["answer_check"])["fields"]
+)
+
+
 @dataclass(frozen=True)
 class RunRecords:
-    """A run's account revisions (by revision) and every settlement of its verdicts."""
+    """A run's account revisions (by revision), every settlement of its verdicts, and
+    the answers checked before display (SPEC 8)."""
 
     revisions: list[dict[str, Any]]
     verdicts: list[dict[str, Any]]
+    answers: list[dict[str, Any]] = field(default_factory=list)
 
 
 def read_run(dsn: str, run_id: str) -> RunRecords:
@@ -53,10 +64,32 @@ def read_run(dsn: str, run_id: str) -> RunRecords:
         "WHERE run_id = {run:String} ORDER BY narrative_id, claim_id, settlement, row_id",
         {"run": run_id},
     )
+    answers = conn.rows(
+        f"SELECT {', '.join(_answer_column(c) for c in _ANSWER_COLUMNS)} "
+        f"FROM {conn.table(schema.ANSWER_CHECKS.name)} FINAL "
+        "WHERE run_id = {run:String} ORDER BY answer_chain_id, attempt, row_id",
+        {"run": run_id},
+    )
     return RunRecords(
         [orjson.loads(row[0]) for row in revisions],
         [_verdict(row) for row in verdicts],
+        [_answer(row) for row in answers],
     )
+
+
+def _answer_column(name: str) -> str:
+    if name == "occurred_at":
+        return "formatDateTime(occurred_at, '%Y-%m-%dT%H:%i:%S.%fZ', 'UTC') AS occurred_at"
+    return name
+
+
+def _answer(row: tuple[Any, ...]) -> dict[str, Any]:
+    body = dict(zip(_ANSWER_COLUMNS, row, strict=True))
+    body["check_id"] = body.pop("row_id")
+    for key in ("attempt", "account_revision", *COUNT_FIELDS):
+        if body.get(key) is not None:
+            body[key] = int(body[key])
+    return body
 
 
 def _verdict(row: tuple[Any, ...]) -> dict[str, Any]:
