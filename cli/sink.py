@@ -28,7 +28,7 @@ from outcomes.sinks.consumer import SinkConfig, run_sink
     "topics",
     multiple=True,
     metavar="TOPIC",
-    help="Consume only these topics (repeatable; default: every output topic, six).",
+    help="Consume only these topics (repeatable; default: every output topic, seven).",
 )
 @click.option(
     "--batch-rows",
@@ -70,7 +70,7 @@ def sink(
     no_query_endpoint: bool,
     async_insert: bool,
 ) -> None:
-    """Consume every output topic (six) into ClickHouse, exactly once.
+    """Consume every output topic (seven) into ClickHouse, exactly once.
 
     Offsets are committed only after ClickHouse acknowledged the rows; undecodable
     records land in dead_letters. SIGTERM/SIGINT finish the current batch and exit.

@@ -1,4 +1,4 @@
-"""`outcomes sink`: every output topic (six) -> ClickHouse, committing only what landed.
+"""`outcomes sink`: every output topic (seven) -> ClickHouse, committing only what landed.
 
 Records are buffered per (topic, partition). Once `batch_records` records are buffered
 in all, or the oldest is `batch_seconds` old, every buffered partition is written in one
