@@ -285,9 +285,6 @@ class BatchWorker:
         committed = consumer.committed(inputs, timeout=30) if inputs else []
         self.merge.assign({(tp.topic, tp.partition): tp.offset for tp in committed})
         mine = sorted(tp.partition for tp in partitions if tp.topic == self.run_log)
-        if mine and self.run_log_partitions is None:
-            metadata = self.consumer.list_topics(self.run_log, timeout=30)
-            self.run_log_partitions = len(metadata.topics[self.run_log].partitions)
         began = time.monotonic()
         fresh: dict[int, PartitionStore] = {}
         for partition in mine:
@@ -483,6 +480,12 @@ class BatchWorker:
         options = self.options
         for signum in (signal.SIGTERM, signal.SIGINT):
             signal.signal(signum, self._signalled)
+        # How many partitions the run log has (a run's partition for the gate), asked of
+        # a client of its own before the consumer starts: a blocking call on the consumer
+        # inside its rebalance callback let librdkafka fire a callback with no call state,
+        # and confluent-kafka aborted the process (CallState_get: cs != NULL).
+        metadata = AdminClient(self.base_config).list_topics(self.run_log, timeout=30)
+        self.run_log_partitions = len(metadata.topics[self.run_log].partitions)
         self.consumer.subscribe(
             [*INPUT_TOPICS, self.run_log],
             on_assign=self._assigned,
