@@ -192,6 +192,8 @@ class RunStarted(Event):
 
     agent: str
     requested_by: str
+    model: str | None = None  # display and grouping only, never evidence
+    task: str | None = None  # the request as worded: display and search only
 
 
 @dataclass(frozen=True, slots=True)

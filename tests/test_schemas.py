@@ -73,12 +73,26 @@ def _spec_fields(event_type: str) -> list[str]:
     ]
 
 
+def _extension_fields(event_type: str) -> list[str]:
+    """Optional fields beyond SPEC 2 that docs/records.md declares for an event type."""
+    text = RECORDS.read_text(encoding="utf-8")
+    section = text.split("## Fields beyond SPEC 2 on input events", 1)[1].split("\n## ", 1)[0]
+    match = re.search(rf"^- `{re.escape(event_type)}`: (.*?)(?=^- `|^$)", section, re.S | re.M)
+    return re.findall(r"`([a-z_]+)` [a-z]+\|null", match.group(1)) if match else []
+
+
 @pytest.mark.parametrize("event_type", EVENT_TYPES)
 def test_event_fields_are_the_spec_fields(event_type: str) -> None:
     record = fields(schemas.EVENT_SCHEMAS[event_type])
     spec = _spec_fields(event_type)
+    extensions = _extension_fields(event_type)
     assert spec and set(spec) <= set(record), (spec, list(record))
-    assert set(record) - set(ENVELOPE) - set(spec) == set()
+    assert set(record) - set(ENVELOPE) - set(spec) == set(extensions)
+    defaults = {
+        f["name"]: f.get("default", "-") for f in DEFS[schemas.EVENT_SCHEMAS[event_type]]["fields"]
+    }
+    for name in extensions:  # beyond the SPEC only as optional fields, null by default
+        assert record[name] == ["null", "string"] and defaults[name] is None, name
 
 
 def test_optional_fields_are_null_unions_with_null_default() -> None:

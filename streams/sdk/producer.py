@@ -695,12 +695,14 @@ class OutcomesProducer:
         run_id: str,
         agent: str,
         requested_by: str,
+        model: str | None = None,
+        task: str | None = None,
         **options: Unpack[CallOptions],
     ) -> str:
-        """`run.started`: a run began."""
-        return self._emit(
-            "run.started", run_id, options, {"agent": agent, "requested_by": requested_by}
-        )
+        """`run.started`: a run began. `model` (what the agent ran on) and `task` (the
+        request as worded) are for display and search; neither is ever evidence."""
+        fields = {"agent": agent, "requested_by": requested_by, "model": model, "task": task}
+        return self._emit("run.started", run_id, options, fields)
 
     @_call_options
     def response_disposition(
