@@ -20,7 +20,11 @@ and a fresh chDB:
 6. the gate (issue #35): during phase 4, a probe publishes a run, waits for the broker's
    acknowledgement and at once checks an answer about it at the worker's door, its
    events as the position: the latency a runtime sees, read-your-writes wait included
-   (`devtools/gate_probe.py`).
+   (`devtools/gate_probe.py`);
+7. catch-up (issue #36): once the worker and the sink have stopped, a worker under a new
+   application id (no run log, changelog or state) folds every input record the phases
+   above published; events/s from its start until everything is committed, and its
+   peak RSS (`catch_up`).
 
 Results go to `bench/results/<UTC time>[-quick].json`; the work dir keeps the logs.
 """
@@ -94,6 +98,8 @@ TARGET_P99_S = 1.0  # p99 latency at half load
 # Issue #35's: a gate check at half load, read-your-writes wait included.
 TARGET_GATE_P50_S = 0.05
 TARGET_GATE_P99_S = 0.25
+# Issue #36's: a new worker group catching up on the bench's history.
+TARGET_CATCH_UP_PEAK_RSS = 1 << 30  # bytes
 
 
 class BenchError(OutcomesError):
@@ -678,6 +684,108 @@ def _read_range(
     return decoded, time.perf_counter() - (t0 or began)
 
 
+# --------------------------------------------------------------------------- catch-up
+
+
+@dataclass
+class CatchUp:
+    """A new worker group folding a stretch of history: how fast, how large it grew."""
+
+    events: int  # input records in the stretch
+    seconds: float  # worker start -> every input and run-log record committed
+    events_per_s: float
+    peak_rss_bytes: int | None  # the worker's VmHWM when it was done
+    rss_samples_mib: list[int] = field(default_factory=list)  # VmRSS every ~5 s
+    complete: bool = True
+    events_folded: int | None = None  # run-log records committed (when not complete)
+
+
+def catch_up(
+    settings: Settings,
+    start: Mapping[tuple[str, int], int],
+    end: Mapping[tuple[str, int], int],
+    work: Path,
+    *,
+    timeout: float,
+    echo: Callable[[str], None] = print,
+    worker_args: Sequence[str] = (),
+) -> CatchUp:
+    """Start `outcomes worker` under a new application id (no run log, no changelog, no
+    local state) at the input offsets `start`, and time it until it has committed every
+    input record up to `end` and every run-log record it forwarded: the whole history
+    folded, as a worker group that lost its state or a new deployment would. Its peak
+    RSS is the process's VmHWM, read before it is stopped."""
+    app_id = f"outcomes-{default_prefix('catchup')}"
+    events = sum(max(0, o - start.get(tp, 0)) for tp, o in end.items())
+    start_group_at(settings, app_id, start)
+    argv = worker_argv(settings, app_id, until_idle=None, state_dir=work / app_id)
+    samples: list[int] = []
+    peak: int | None = None
+    run_log = run_log_topic(app_id)
+    began = time.monotonic()
+    try:
+        with Child("catch-up worker", [*argv, *worker_args], work / "catch-up.log") as worker:
+            deadline, next_sample = began + timeout, began
+            wanted = {tp: o for tp, o in end.items() if o > start.get(tp, 0)}
+            while True:
+                if worker.poll() is not None:
+                    raise BenchError(
+                        f"catch-up worker exited with {worker.poll()}: {worker.tail()} "
+                        f"(log: {worker.log_path})"
+                    )
+                now = time.monotonic()
+                if now >= next_sample:
+                    samples.append(read_status(worker.pid).get("VmRSS", 0) // 2**20)
+                    next_sample = now + 5.0
+                done = committed_offsets(settings, app_id, list(wanted))
+                if all(done[tp] >= o for tp, o in wanted.items()):
+                    try:
+                        log_end = end_offsets(settings, [run_log])
+                    except DemoError:
+                        log_end = {}
+                    folded = committed_offsets(settings, app_id, list(log_end))
+                    if log_end and all(folded[tp] >= o for tp, o in log_end.items()):
+                        break
+                if now > deadline:
+                    peak = read_status(worker.pid).get("VmHWM")
+                    log_end = end_offsets(settings, [run_log])
+                    folded = committed_offsets(settings, app_id, list(log_end))
+                    count = sum(max(0, o) for o in folded.values())
+                    seconds = now - began
+                    echo(
+                        f"catch-up: NOT finished within {timeout:.0f} s; folded {count:,} of "
+                        f"{events:,} events ({count / seconds:,.0f} events/s), peak RSS "
+                        f"{(peak or 0) / 2**20:,.0f} MiB"
+                    )
+                    return CatchUp(
+                        events=events,
+                        seconds=round(seconds, 3),
+                        events_per_s=round(count / seconds, 1),
+                        peak_rss_bytes=peak,
+                        rss_samples_mib=samples,
+                        complete=False,
+                        events_folded=count,
+                    )
+                time.sleep(0.25)
+            seconds = time.monotonic() - began
+            peak = read_status(worker.pid).get("VmHWM")
+    finally:
+        delete_worker_internals(settings, app_id, echo)
+    result = CatchUp(
+        events=events,
+        seconds=round(seconds, 3),
+        events_per_s=round(events / seconds, 1),
+        peak_rss_bytes=peak,
+        rss_samples_mib=samples,
+    )
+    echo(
+        f"catch-up (a new worker group over the bench's history): {events:,} events in "
+        f"{seconds:.1f} s -> {result.events_per_s:,.0f} events/s, start-up included; peak "
+        f"RSS {(peak or 0) / 2**20:,.0f} MiB"
+    )
+    return result
+
+
 # --------------------------------------------------------------------------- the bench
 
 
@@ -692,12 +800,13 @@ class BenchPlan:
     events_per_size: int
     phase_timeout: float
     size_timeout: float
+    catch_up_timeout: float
 
     @classmethod
     def make(cls, quick: bool) -> BenchPlan:
         if quick:
-            return cls(500, 4.0, 15.0, (10, 1_000, 10_000), 5_000, 180.0, 60.0)
-        return cls(2_000, 4.0, 45.0, (10, 1_000, 100_000), 20_000, 300.0, 120.0)
+            return cls(500, 4.0, 15.0, (10, 1_000, 10_000), 5_000, 180.0, 60.0, 300.0)
+        return cls(2_000, 4.0, 45.0, (10, 1_000, 100_000), 20_000, 300.0, 120.0, 900.0)
 
 
 def run_bench(
@@ -723,7 +832,8 @@ def run_bench(
     ensure_broker(settings, echo)
     ensure_topics(settings.kafka_config())
     migrate_clickhouse(dsn)
-    start_group_at(settings, app_id, end_offsets(settings, list(INPUT_TOPICS)))
+    history_start = end_offsets(settings, list(INPUT_TOPICS))
+    start_group_at(settings, app_id, history_start)
     start_group_at(settings, sink_group, end_offsets(settings, list(OUTPUT_TOPICS.values())))
 
     sink_cmd = [sys.executable, "-m", "outcomes.cli.bench", "--probe-sink", settings.bootstrap, dsn]
@@ -844,6 +954,17 @@ def run_bench(
                 "worker": read_status(worker.pid).get("VmHWM"),
                 "sink": read_status(sink.pid).get("VmHWM"),
             }
+        # The worker and the sink have stopped: a new worker group folds everything the
+        # phases above published, on a machine as quiet as the bench found it.
+        catch = catch_up(
+            settings,
+            history_start,
+            end_offsets(settings, list(INPUT_TOPICS)),
+            work,
+            timeout=plan.catch_up_timeout,
+            echo=echo,
+        )
+        results["catch_up"] = asdict(catch)
     finally:
         delete_worker_internals(settings, app_id, echo)
         tidy_work_dir(work)
@@ -910,6 +1031,25 @@ def targets(results: Mapping[str, Any]) -> dict[str, Any]:
         "e2e>=0.15x_raw_ceiling": {"value": round(e2e, 4), "met": e2e >= TARGET_E2E_X_CEILING},
         "p99_at_half_load<1s": {"value": p99, "met": p99 < TARGET_P99_S},
         **gate_targets(results.get("gate") or {}),
+        **catch_up_targets(results),
+    }
+
+
+def catch_up_targets(results: Mapping[str, Any]) -> dict[str, Any]:
+    """Issue #36's: catch-up at least as fast as end to end on the mixed runs (the
+    throughput phase), and its peak RSS within 1 GiB."""
+    catch = results.get("catch_up")
+    if not catch:
+        return {}
+    rate = float(catch["events_per_s"]) if catch["complete"] else 0.0
+    ratio = rate / float(results["throughput"]["events_per_s"])
+    peak = catch["peak_rss_bytes"]
+    return {
+        "catch_up>=e2e_mixed_runs": {"value": round(ratio, 2), "met": ratio >= 1.0},
+        "catch_up_peak_rss<=1GiB": {
+            "value": round(peak / 2**20) if peak is not None else None,
+            "met": peak is not None and peak <= TARGET_CATCH_UP_PEAK_RSS,
+        },
     }
 
 
@@ -1008,6 +1148,13 @@ def print_report(results: Mapping[str, Any], echo: Callable[[str], None] = print
         echo(
             f"peak RSS ({label}): worker {rss['worker'] / 2**20:.0f} MiB, "
             f"sink {rss['sink'] / 2**20:.0f} MiB"
+        )
+    catch = results.get("catch_up")
+    if catch:
+        done = "" if catch["complete"] else f" (NOT finished: {catch['events_folded']:,} folded)"
+        echo(
+            f"catch-up: {catch['events']:,} events, {catch['events_per_s']:,} events/s, peak RSS "
+            f"{(catch['peak_rss_bytes'] or 0) / 2**20:.0f} MiB{done}"
         )
     for name, verdict in results["targets"].items():
         echo(f"target {name}: {verdict['value']} -> {'met' if verdict['met'] else 'NOT met'}")
