@@ -297,6 +297,56 @@ def _answer_checks_roles_ddl(db: str) -> list[str]:
     return _analyst_grants(db, [ANSWER_CHECKS.name])
 
 
+# -- migration 18: the input events (the run browser, issue 37) ----------------------------
+
+EVENTS_TABLE = "events"
+EVENT_COLUMNS: tuple[tuple[str, str], ...] = (
+    ("run_id", "String"),
+    ("event_id", "String"),
+    ("type", LC),
+    ("occurred_at", TS),
+    ("source", LC),
+    # The event as canonical JSON (docs/records.md), every field as the producer gave it.
+    ("event", "String"),
+    # Where the worker's run log held it: with `occurred_at`, a run's order of events.
+    ("log_partition", "UInt32"),
+    ("log_offset", "UInt64"),
+    # run.started's fields the browser shows and filters on ('' on other events).
+    ("agent", LC),
+    ("model", LC),
+    ("task", "String"),
+    ("recorded_at", f"{TS} DEFAULT now64(6)"),
+)
+
+
+def _events_ddl(db: str) -> list[str]:
+    """Migration 18: every valid input event of the run log, one row per event id (the
+    events recorder, sinks/events.py, inserts only ids not yet stored; ReplacingMergeTree
+    on the id makes a racing second copy invisible through FINAL)."""
+    cols = ",\n    ".join(f"`{n}` {t}" for n, t in EVENT_COLUMNS)
+    return [
+        f"CREATE TABLE IF NOT EXISTS `{db}`.`{EVENTS_TABLE}` (\n    {cols},\n"
+        "    INDEX event_id_bf event_id TYPE bloom_filter(0.01) GRANULARITY 1\n)\n"
+        "ENGINE = ReplacingMergeTree\n"
+        "ORDER BY (run_id, event_id)\n"
+        f"SETTINGS non_replicated_deduplication_window = {DEDUP_WINDOW}\n"
+        "COMMENT 'input events of the run log, by run and event id (issue 37)'"
+    ]
+
+
+def _events_roles_ddl(db: str) -> list[str]:
+    """Migration 19: analysts read the events; the sink role inserts them and reads back
+    their keys; purge removes a run's."""
+    roles = role_names(db)
+    table = f"`{db}`.`{EVENTS_TABLE}`"
+    return [
+        *_analyst_grants(db, [EVENTS_TABLE]),
+        f"GRANT INSERT ON {table} TO `{roles['sink']}`",
+        f"GRANT SELECT(run_id, event_id) ON {table} TO `{roles['sink']}`",
+        f"GRANT SELECT, ALTER DELETE ON {table} TO `{roles['purge']}`",
+    ]
+
+
 # -- migration 13: the record tables (issue 28) -------------------------------------------
 
 
@@ -728,6 +778,8 @@ MIGRATIONS: tuple[Migration, ...] = (
     Migration(15, "account revisions: requirement policy", _requirement_policy_ddl),
     Migration(16, "answer checks", _answer_checks_ddl),
     Migration(17, "roles: answer checks", _answer_checks_roles_ddl, server_only=True),
+    Migration(18, "input events", _events_ddl),
+    Migration(19, "roles: input events", _events_roles_ddl, server_only=True),
 )
 # Applied in version order, whatever order the lines above are in.
 MIGRATIONS = tuple(sorted(MIGRATIONS, key=lambda m: m.version))
