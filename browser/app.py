@@ -147,13 +147,20 @@ def routes(browser: Browser) -> Sequence[BaseRoute]:
         allowed(request)
         f = pages.run_filter(request.query_params)
         wait = pages.wait_for(request.query_params)
+        fragment = request.query_params.get("fragment") == "rows"
         page = await run_in_threadpool(
             guarded, lambda: _waited(browser, wait, lambda: queries.runs_page(
                 browser.session, f, browser.clock()))
         )  # fmt: skip
+        offered = (
+            queries.Choices([], [])
+            if fragment
+            else await run_in_threadpool(guarded, lambda: queries.choices(browser.session))
+        )
         here = request.url_for("runs")
         context = {
             "page": page,
+            "choices": offered,
             "f": f,
             "statuses": queries.STATUSES,
             "here": here,
@@ -161,7 +168,7 @@ def routes(browser: Browser) -> Sequence[BaseRoute]:
             "prev_url": _with(here, f.params(), f.page - 1) if f.page > 1 else None,
             "next_url": _with(here, f.params(), f.page + 1) if page.more else None,
         }
-        name = "runs_rows.html" if request.query_params.get("fragment") == "rows" else "runs.html"
+        name = "runs_rows.html" if fragment else "runs.html"
         return render(request, name, context)
 
     async def run(request: Request) -> Response:

@@ -4,14 +4,22 @@ reports' own blocks (reports/status.py, reports/report.py). Pure: no I/O, no clo
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from datetime import UTC, datetime
 from typing import Any
 
+import orjson
 from starlette.datastructures import QueryParams
 
-from outcomes.browser.queries import CONTRADICTED, MAX_SEARCH, STATUSES, RunFilter
+from outcomes.browser.queries import (
+    CONTRADICTED,
+    MAX_CHOICES,
+    MAX_SEARCH,
+    STATUSES,
+    RunFilter,
+)
 from outcomes.common.door import Refusal
+from outcomes.reducers.answers import COUNT_FIELDS as _COUNTS
 from outcomes.reports.model import RunView
 from outcomes.reports.report import timeline
 from outcomes.reports.status import (
@@ -24,6 +32,9 @@ from outcomes.reports.status import (
 )
 
 MAX_PAGE = 100_000
+MAX_FIELD_CHARS = 2_000
+"""An event field's text on a page is cut here (the whole event: `outcomes export --events`)."""
+_ENVELOPE = ("event_id", "run_id", "type", "occurred_at", "source")
 
 
 def status_words(status: str) -> tuple[str, str]:
@@ -54,6 +65,8 @@ def run_filter(params: QueryParams) -> RunFilter:
     unknown = [s for s in status if s not in STATUSES]
     if unknown:
         raise Refusal(400, f"status must be among {', '.join(STATUSES)}; got {unknown[0]!r}")
+    agent = _choices(params, "agent")
+    model = _choices(params, "model")
     contradicted = params.get("contradicted") or None
     if contradicted is not None and contradicted not in CONTRADICTED:
         raise Refusal(400, f"contradicted must be {' or '.join(CONTRADICTED)}")
@@ -65,6 +78,8 @@ def run_filter(params: QueryParams) -> RunFilter:
         raise Refusal(400, f"search text over {MAX_SEARCH} characters")
     return RunFilter(
         status=status,
+        agent=agent,
+        model=model,
         contradicted=contradicted,
         superseded_last_hour=superseded == "1h",
         since=_time(params, "since"),
@@ -72,6 +87,15 @@ def run_filter(params: QueryParams) -> RunFilter:
         q=q,
         page=positive(params, "page", most=MAX_PAGE) or 1,
     )
+
+
+def _choices(params: QueryParams, name: str) -> tuple[str, ...]:
+    """An agent or model filter: any names (each one of what runs started with, or no
+    run matches), bounded like the search text."""
+    values = tuple(dict.fromkeys(v.strip() for v in params.getlist(name) if v.strip()))
+    if len(values) > MAX_CHOICES or any(len(v) > MAX_SEARCH for v in values):
+        raise Refusal(400, f"{name}: at most {MAX_CHOICES} names of {MAX_SEARCH} characters")
+    return values
 
 
 def _time(params: Mapping[str, str], name: str) -> datetime | None:
@@ -122,13 +146,21 @@ def run_page(view: RunView, number: int | None) -> dict[str, Any]:
             blocks[revision] = status_block(view, revision)
         return blocks[revision]
 
+    index = EventIndex(view.events)
     narratives: dict[str, list[dict[str, Any]]] = {}
     for claim in block["claims"]:
         judged = at(claim["account_revision"])
         narratives.setdefault(claim["narrative_id"], []).append(
-            {**claim, "anchor": anchor(claim["claim_id"]), "evidence": evidence(judged, claim)}
+            {
+                **claim,
+                "anchor": anchor(claim["claim_id"]),
+                "evidence": evidence(judged, claim, index),
+            }
         )
     return {
+        "cards": index.cards,
+        "event_list": [index.cards[str(e["event_id"])] for e in view.events],
+        "answers": answers(block["answers"]),
         "view": view,
         "b": block,
         "summary": claim_summary(block["claim_counts"]),
@@ -165,7 +197,61 @@ def pieces(claims: list[dict[str, Any]]) -> list[dict[str, Any]]:
     return out
 
 
-def evidence(block: Block, claim: Mapping[str, Any]) -> dict[str, Any]:
+class EventIndex:
+    """A run's input events as the pages show them, and which of them an account entry
+    came from: a check's receipt by its check id, an effect's intent and receipts."""
+
+    def __init__(self, events: Iterable[Mapping[str, Any]]) -> None:
+        self.cards: dict[str, dict[str, Any]] = {}
+        self._by: dict[tuple[str, str], list[str]] = {}
+        for e in events:
+            event_id = str(e["event_id"])
+            self.cards.setdefault(event_id, event_card(e))
+            for name in ("check_id", "intent_id", "receipt_id"):
+                value = e.get(name)
+                if isinstance(value, str) and value:
+                    self._by.setdefault((name, value), []).append(event_id)
+
+    def having(self, name: str, values: Iterable[str | None]) -> list[str]:
+        """Ids of the events whose field `name` holds one of `values`."""
+        return [i for v in values if v for i in self._by.get((name, v), ())]
+
+
+def event_card(event: Mapping[str, Any]) -> dict[str, Any]:
+    """One event as a page shows it: its envelope, then each field it carries (nested
+    values as compact JSON, long ones cut)."""
+    fields: list[tuple[str, str]] = []
+    for name, value in event.items():
+        if name in _ENVELOPE or value is None or value == [] or value == {}:
+            continue
+        text = value if isinstance(value, str) else orjson.dumps(value).decode()
+        if len(text) > MAX_FIELD_CHARS:
+            text = text[:MAX_FIELD_CHARS] + f"… ({len(text):,} characters)"
+        fields.append((name, text))
+    event_id = str(event["event_id"])
+    return {
+        "event_id": event_id,
+        "anchor": "event-" + "".join(ch if ch.isalnum() or ch in "-_" else "-" for ch in event_id),
+        "type": str(event.get("type")),
+        "occurred_at": str(event.get("occurred_at")),
+        "source": str(event.get("source") or ""),
+        "fields": fields,
+    }
+
+
+def answers(rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """The answers checked before display, each with its attempt's place in its chain (an
+    attempt after the first is a repair of the one before)."""
+    out: list[dict[str, Any]] = []
+    for a in rows:
+        counts = [(v, int(a.get(v) or 0)) for v in _COUNTS]
+        out.append({**a, "counts": [(v, n) for v, n in counts if n], "repair": a["attempt"] > 1})
+    return out
+
+
+def evidence(
+    block: Block, claim: Mapping[str, Any], index: EventIndex | None = None
+) -> dict[str, Any]:
     """The account entries a claim was judged against (in the revision it names) and the
     events they came from. A claim about the run's status is judged on the predicates
     that decide it."""
@@ -190,9 +276,15 @@ def evidence(block: Block, claim: Mapping[str, Any]) -> dict[str, Any]:
         [p for p in block["predicates"] if p["id"] in named] if subject else list(block["why"])
     )
     contradictions = [c for c in block["contradictions"] if subject and c["subject"] == subject]
+    index = index or EventIndex(())
+    entry_events = index.having("check_id", [c["check_id"] for c in entries["checks"]])
+    for e in entries["effects"]:
+        entry_events += index.having("intent_id", [e["intent_id"]])
+        entry_events += index.having("receipt_id", e["receipts"])
     events = sorted(
         {e for p in predicates for e in p["evidence"]}
         | {x["event_id"] for c in contradictions for x in c["evidence"]}
+        | set(entry_events)
     )
     return {
         "revision": block["revision"],
@@ -202,6 +294,10 @@ def evidence(block: Block, claim: Mapping[str, Any]) -> dict[str, Any]:
         "predicates": predicates,
         "contradictions": contradictions,
         "events": events,
+        "event_cards": sorted(
+            (index.cards[e] for e in events if e in index.cards),
+            key=lambda c: (c["occurred_at"], c["event_id"]),
+        ),
         "narrative_event": claim["event_id"],
         "trigger_event": block["trigger_event_id"],
     }

@@ -21,9 +21,15 @@ from typing import Any
 import orjson
 
 from outcomes.reports.model import RunView
-from outcomes.sinks import clickhouse
+from outcomes.sinks import clickhouse, schema
 from outcomes.sinks.query import session_settings, set_statements
-from outcomes.sinks.runs import _VERDICT_COLUMNS, _verdict
+from outcomes.sinks.runs import (
+    _ANSWER_COLUMNS,
+    _VERDICT_COLUMNS,
+    _answer,
+    _answer_column,
+    _verdict,
+)
 
 STATUSES = ("complete", "partially_complete", "unresolved", "blocked", "failed")
 DIMENSIONS = (
@@ -42,11 +48,18 @@ FULL_SCAN = 40_000
 SCAN_EXTRA = 100
 """Revisions scanned beyond two per run the page needs, at first."""
 MAX_SEARCH = 200
+MAX_CHOICES = 200
+"""Agents and models offered as filter choices (the most common first)."""
+MAX_RUN_EVENTS = 5_000
+"""Events of one run read for its page (what its evidence names, and the rest in order)."""
 
 # The statement kinds of a page's SQL shown to analysts use the views' names; the
 # browser's own reads go to the record table behind them (its Nested columns hold each
 # revision's predicates, contradictions and effects).
 _ROWS = "account_revision_rows"
+# The input events (sinks/events.py): run.started's agent, model and task, and the
+# events account entries name.
+_EVENTS = schema.EVENTS_TABLE
 
 
 class Session:
@@ -96,6 +109,8 @@ class RunFilter:
     """One view of the runs table, as its URL says it (every field a query parameter)."""
 
     status: tuple[str, ...] = ()
+    agent: tuple[str, ...] = ()
+    model: tuple[str, ...] = ()
     contradicted: str | None = None
     superseded_last_hour: bool = False
     since: datetime | None = None
@@ -111,6 +126,8 @@ class RunFilter:
         """The query parameters that give this view (for links: the same view, another
         page)."""
         out: list[tuple[str, str]] = [("status", s) for s in self.status]
+        out += [("agent", a) for a in self.agent]
+        out += [("model", m) for m in self.model]
         if self.contradicted:
             out.append(("contradicted", self.contradicted))
         if self.superseded_last_hour:
@@ -144,6 +161,9 @@ class RunRow:
     needs_review: int = 0
     receipt_contradictions: int = 0
     effects_unknown: int = 0
+    agent: str = ""
+    model: str = ""
+    task: str = ""
 
 
 @dataclass(frozen=True)
@@ -165,6 +185,21 @@ def runs_page(session: Session, f: RunFilter, now: datetime | None = None) -> Ru
     # grouping every run is grouping these only.
     some: list[str] = []
     params: dict[str, Any] = {"limit": PAGE_SIZE + 1, "offset": f.offset}
+    events = session.table(_EVENTS)
+
+    def started(cond: str) -> str:
+        """The runs whose run.started event passes `cond` (a run's agent, model, task)."""
+        return f"run_id IN (SELECT run_id FROM {events} WHERE type = 'run.started' AND {cond})"
+
+    # Conditions on run.started alone: the same for a revision as for its run.
+    starts: list[str] = []
+    if f.agent:
+        starts.append(started("agent IN {agent:Array(String)}"))
+        params["agent"] = list(f.agent)
+    if f.model:
+        starts.append(started("model IN {model:Array(String)}"))
+        params["model"] = list(f.model)
+    having += starts
     if f.status:
         having.append("current_status IN {status:Array(String)}")
         some.append("status IN {status:Array(String)}")
@@ -196,14 +231,18 @@ def runs_page(session: Session, f: RunFilter, now: datetime | None = None) -> Ru
             "WHERE verdict = 'contradicted'))"
         )
     if f.q:
+        # The run id, the goal in force as the account states it, or the task as its
+        # requester worded it (run.started).
+        task = started("positionCaseInsensitive(task, {q:String}) > 0")
         having.append(
             "(positionCaseInsensitive(run_id, {q:String}) > 0 OR arrayExists("
             "p -> positionCaseInsensitive(p, {q:String}) > 0, "
-            "argMax(`predicates.predicate_id`, revision)))"
+            f"argMax(`predicates.predicate_id`, revision)) OR {task})"
         )
         some.append(
             "positionCaseInsensitive(run_id, {q:String}) > 0 OR arrayExists("
-            "p -> positionCaseInsensitive(p, {q:String}) > 0, `predicates.predicate_id`)"
+            "p -> positionCaseInsensitive(p, {q:String}) > 0, `predicates.predicate_id`) "
+            f"OR {task}"
         )
         params["q"] = f.q
 
@@ -241,9 +280,13 @@ def runs_page(session: Session, f: RunFilter, now: datetime | None = None) -> Ru
     else:
         sql = statement(
             "".join(
-                f"{'WHERE' if i == 0 else '  AND'} run_id IN "
-                f"(SELECT run_id FROM {rows_table} WHERE {cond})\n"
-                for i, cond in enumerate(some)
+                f"{'WHERE' if i == 0 else '  AND'} {cond}\n"
+                for i, cond in enumerate(
+                    [
+                        *starts,
+                        *(f"run_id IN (SELECT run_id FROM {rows_table} WHERE {c})" for c in some),
+                    ]
+                )
             )
         )
         found = session.rows(sql, params)
@@ -282,10 +325,19 @@ def run_rows(session: Session, ids: Sequence[str]) -> list[RunRow]:
             {"ids": list(ids)},
         )
     }
+    starts = {
+        str(r[0]): (str(r[1]), str(r[2]), str(r[3]))
+        for r in session.rows(
+            f"SELECT run_id, agent, model, task FROM {session.table(_EVENTS)}\n"
+            "PREWHERE run_id IN {ids:Array(String)} WHERE type = 'run.started'",
+            {"ids": list(ids)},
+        )
+    }
     by_id: dict[str, RunRow] = {}
     for r in details:
         run_id = str(r[0])
         c, o, n = claims.get(run_id, (0, 0, 0))
+        agent, model, task = starts.get(run_id, ("", "", ""))
         by_id[run_id] = RunRow(
             run_id=run_id,
             status=str(r[1]),
@@ -299,6 +351,9 @@ def run_rows(session: Session, ids: Sequence[str]) -> list[RunRow]:
             needs_review=n,
             receipt_contradictions=int(r[11]),
             effects_unknown=int(r[12]),
+            agent=agent,
+            model=model,
+            task=task,
         )
     return [by_id[i] for i in ids if i in by_id]
 
@@ -328,9 +383,52 @@ def read_view(session: Session, run_id: str) -> RunView:
         "WHERE run_id = {run:String} ORDER BY narrative_id, claim_id, settlement, row_id",
         {"run": run_id},
     )
-    return RunView.of(
-        run_id, [orjson.loads(r[0]) for r in revisions], [_verdict(r) for r in verdicts]
+    answers = session.rows(
+        f"SELECT {', '.join(_answer_column(c) for c in _ANSWER_COLUMNS)} "
+        f"FROM {session.table(schema.ANSWER_CHECKS.name)} "
+        "WHERE run_id = {run:String} ORDER BY answer_chain_id, attempt, row_id",
+        {"run": run_id},
     )
+    return RunView.of(
+        run_id,
+        [orjson.loads(r[0]) for r in revisions],
+        [_verdict(r) for r in verdicts],
+        run_events(session, run_id),
+        [_answer(r) for r in answers],
+    )
+
+
+def run_events(session: Session, run_id: str) -> list[dict[str, Any]]:
+    """The run's input events as their producers sent them (canonical JSON), in the
+    order they happened (sinks/events.py records them from the worker's run log)."""
+    found = session.rows(
+        f"SELECT event FROM {session.table(_EVENTS)} WHERE run_id = {{run:String}} "
+        "ORDER BY occurred_at, log_partition, log_offset LIMIT {most:UInt32}",
+        {"run": run_id, "most": MAX_RUN_EVENTS},
+    )
+    return [orjson.loads(r[0]) for r in found]
+
+
+@dataclass(frozen=True)
+class Choices:
+    """The agents and models runs started with, the most common first (filter choices)."""
+
+    agents: list[str]
+    models: list[str]
+
+
+def choices(session: Session) -> Choices:
+    def common(column: str) -> list[str]:
+        # `column` is one of two names written here, never input.
+        found = session.rows(
+            f"SELECT {column}, count() AS n FROM {session.table(_EVENTS)} "
+            f"WHERE type = 'run.started' AND {column} != '' "
+            f"GROUP BY {column} ORDER BY n DESC, {column} LIMIT {{most:UInt32}}",
+            {"most": MAX_CHOICES},
+        )
+        return [str(r[0]) for r in found]
+
+    return Choices(common("agent"), common("model"))
 
 
 def latest_revision(session: Session, run_id: str) -> int:

@@ -20,7 +20,10 @@ import aiohttp
 import orjson
 import pytest
 
+from outcomes.reducers.answers import answer_checked_event
+from outcomes.reducers.timefmt import parse_rfc3339
 from outcomes.sinks import clickhouse
+from outcomes.sinks.events import EventStore, row_of
 from outcomes.sinks.writer import ClickHouseWriter
 from tests.builders import fold_events
 from tests.conftest import require
@@ -29,6 +32,9 @@ ROOT = Path(__file__).resolve().parent.parent
 SAMPLE = ROOT / "samples" / "five_file_run.jsonl"
 RUN = "run-five-files"
 QUIET = "run-quiet"
+# What the test runs started with (run.started's optional model and task), written here.
+SAMPLE_MODEL, QUIET_MODEL, QUIET_AGENT = "model-large-2", "model-small-1", "reviewer"
+SAMPLE_TASK = "Rename the five report modules and keep the whole suite green"
 TOKEN = "test-token-4f9a"
 SHOTS = ROOT / ".state" / "artifacts" / "browser"
 FLAGS = (
@@ -51,6 +57,28 @@ def sample_events() -> list[dict[str, Any]]:
     return [orjson.loads(line) for line in SAMPLE.read_bytes().splitlines() if line.strip()]
 
 
+def browsed_events() -> list[dict[str, Any]]:
+    """The sample with the model and task its run.started may carry, and its final answer
+    checked before display twice: sent back for repair, then passed."""
+    events = sample_events()
+    for event in events:
+        if event["type"] == "run.started":
+            event["model"], event["task"] = SAMPLE_MODEL, SAMPLE_TASK
+    last = max(parse_rfc3339(e["occurred_at"]) for e in events)
+    for attempt, decision, counts in (
+        (1, "repair", {"supported": 1, "contradicted": 2}),
+        (2, "pass", {"supported": 2}),
+    ):
+        events.append(
+            answer_checked_event(
+                run_id=RUN, answer_chain_id="final-answer", attempt=attempt,
+                decision=decision, text=f"answer attempt {attempt}", counts=counts,
+                account_revision=1, occurred_at=last + attempt * 1_000_000, source="gate",
+            )
+        )  # fmt: skip
+    return events
+
+
 def quiet_events() -> list[dict[str, Any]]:
     """The sample's work up to its finalize, under another run id, with no narrative: a
     run no claim was made about (so never contradicted), finished later than the sample."""
@@ -61,6 +89,8 @@ def quiet_events() -> list[dict[str, Any]]:
         text = orjson.dumps(event).decode().replace(RUN, QUIET)
         moved = orjson.loads(text)
         moved["occurred_at"] = moved["occurred_at"].replace("2026-11-30T10", "2026-11-30T11")
+        if moved["type"] == "run.started":
+            moved["agent"], moved["model"] = QUIET_AGENT, QUIET_MODEL
         out.append(moved)
         if event["type"] == "finalize.requested":
             break
@@ -71,8 +101,14 @@ def write_runs(directory: Path) -> str:
     """A chDB directory holding both runs' outputs; the DSN. The engine is closed after."""
     clickhouse.close_all()
     dsn = f"chdb://{directory}/chdb"
-    records = [*fold_events(sample_events())[0], *fold_events(quiet_events())[0]]
-    ClickHouseWriter(dsn).write(records)
+    inputs = [browsed_events(), quiet_events()]
+    records = [r for events in inputs for r in fold_events(events)[0]]
+    writer = ClickHouseWriter(dsn)
+    writer.write(records)
+    # The input events, as `outcomes sink` records them from the run log.
+    EventStore(writer.conn).write(
+        [row_of(e, 0, n) for events in inputs for n, e in enumerate(events)]
+    )
     clickhouse.close_all()
     return dsn
 

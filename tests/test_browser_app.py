@@ -23,7 +23,17 @@ from outcomes.common.door import DoorServer, app
 from outcomes.sinks import clickhouse
 from outcomes.sinks.exceptions import ClickHouseUnavailable
 from outcomes.sinks.query import run_query
-from tests.browser_support import QUIET, RUN, TOKEN, write_runs
+from tests.browser_support import (
+    QUIET,
+    QUIET_AGENT,
+    QUIET_MODEL,
+    RUN,
+    SAMPLE_MODEL,
+    SAMPLE_TASK,
+    TOKEN,
+    browsed_events,
+    write_runs,
+)
 
 
 @pytest.fixture(scope="module")
@@ -117,6 +127,26 @@ def test_runs_newest_first_and_each_filter_is_a_url(client: Client) -> None:
     assert 'href="/runs?contradicted=ever&amp;q=five"' in page  # the view's own link
 
 
+def test_runs_filter_by_agent_and_model_and_search_the_task(client: Client) -> None:
+    assert runs_of(client.get("/runs?agent=coder").text) == [RUN]
+    assert runs_of(client.get(f"/runs?agent={QUIET_AGENT}").text) == [QUIET]
+    assert runs_of(client.get(f"/runs?agent=coder&agent={QUIET_AGENT}").text) == [QUIET, RUN]
+    assert runs_of(client.get(f"/runs?model={SAMPLE_MODEL}").text) == [RUN]
+    assert runs_of(client.get(f"/runs?model={QUIET_MODEL}&agent=coder").text) == []
+    assert runs_of(client.get("/runs?agent=nobody").text) == []
+    # The task as its requester worded it, in any case; the quiet run has none.
+    assert runs_of(client.get("/runs?q=REPORT+MODULES").text) == [RUN]
+    assert runs_of(client.get("/runs?q=suite+green&contradicted=ever").text) == [RUN]
+    html = client.get("/runs").text
+    # The choices are what runs started with; each row names its agent, model and task.
+    agents = re.search(r'<select id="agent" name="agent">(.*?)</select>', html, re.S)
+    assert agents is not None
+    assert re.findall(r'<option value="([^"]+)"', agents.group(1)) == ["coder", QUIET_AGENT]
+    row = html.split(f'<tr data-run="{RUN}"', 1)[1].split("</tr>", 1)[0]
+    assert "coder" in row and SAMPLE_MODEL in row and SAMPLE_TASK in row
+    assert 'href="/runs?agent=reviewer&amp;q=x"' in client.get("/runs?agent=reviewer&q=x").text
+
+
 def test_the_runs_table_shows_what_the_issue_lists(client: Client) -> None:
     html = client.get(f"/runs?q={RUN}").text
     row = html.split(f'<tr data-run="{RUN}"', 1)[1].split("</tr>", 1)[0]
@@ -135,6 +165,7 @@ def test_the_runs_table_shows_what_the_issue_lists(client: Client) -> None:
         ("page=0", "page must be a whole number"),
         ("since=yesterday", "since must be a date"),
         ("q=" + "x" * 201, "search text over 200 characters"),
+        ("agent=" + "x" * 201, "agent: at most 200 names"),
     ],
 )
 def test_a_url_no_view_has_is_refused_in_one_line(client: Client, query: str, message: str) -> None:
@@ -176,6 +207,34 @@ def test_a_claim_opens_the_entries_it_was_judged_on_and_their_events(client: Cli
     assert "the unit check has not passed on the final candidate snap-2" in card
     draft = html.split('id="claim-run-five-files-final-answer-2"', 1)[1].split("</details>", 1)[0]
     assert "draft-release-notes" in draft and "not confirmed: unknown" in draft
+
+
+def test_evidence_shows_the_events_it_came_from_with_their_contents(client: Client) -> None:
+    html = client.get(f"/runs/{RUN}?revision=1").text
+    card = html.split('id="claim-run-five-files-final-answer-1"', 1)[1].split("</details>", 1)[0]
+    table = card.split('<table class="evidence-events">', 1)[1].split("</table>", 1)[0]
+    receipt = table.split('data-event="run-five-files-06"', 1)[1].split("</tr>", 1)[0]
+    # The check's receipt: its type, time, source and what it says (command, counts).
+    assert "verification.receipt" in receipt and "2026-11-30T10:03:00.000Z" in receipt
+    assert "agent-worker-7" in receipt
+    assert "<dt>check_id</dt><dd><code>chk-1</code></dd>" in receipt
+    assert "<dt>tests_executed</dt>" in receipt
+    # Every event id on the page links to the event in the run's list of input events.
+    assert 'href="#event-run-five-files-06"' in html
+    listed = html.split('<section aria-labelledby="h-events">', 1)[1]
+    unique = {e["event_id"] for e in browsed_events()}  # the sample repeats one event
+    assert listed.count("<details") == len(re.findall(r'id="event-', listed)) == len(unique)
+    assert "<dt>model</dt><dd><code>model-large-2</code></dd>" in listed
+
+
+def test_a_run_page_shows_its_gated_answers_and_their_repairs(client: Client) -> None:
+    html = client.get(f"/runs/{RUN}").text
+    section = html.split('<section aria-labelledby="h-answers">', 1)[1].split("</section>", 1)[0]
+    rows = re.findall(r'<tr data-decision="(\w+)">(.*?)</tr>', section)
+    assert [d for d, _ in rows] == ["repair", "pass"]
+    assert "sent back for repair" in rows[0][1] and "2 contradicted" in rows[0][1]
+    assert "(repair)" in rows[1][1] and "passed" in rows[1][1] and "revision 1" in rows[1][1]
+    assert 'aria-labelledby="h-answers"' not in client.get(f"/runs/{QUIET}").text
 
 
 def test_any_two_revisions_side_by_side(client: Client) -> None:
@@ -266,6 +325,9 @@ def test_a_fragment_waits_for_the_revision_a_notification_announced(client: Clie
         RunFilter(status=("complete",), q="five"),
         RunFilter(since=datetime(2026, 11, 30, 10, 30, tzinfo=UTC)),
         RunFilter(superseded_last_hour=True),
+        RunFilter(agent=("coder",)),
+        RunFilter(model=(QUIET_MODEL,), q="quiet"),
+        RunFilter(q="report modules"),
     ],
 )
 def test_the_newest_revisions_scan_finds_the_page_grouping_every_run_would(
