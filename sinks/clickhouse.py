@@ -113,6 +113,21 @@ class Connection:
         except DriverError as exc:
             raise ClickHouseUnavailable(f"ClickHouse refused: {_one_line(exc)}") from exc
 
+    def execute(
+        self,
+        sql: str,
+        parameters: Mapping[str, Any] | None = None,
+        settings: Mapping[str, Any] | None = None,
+    ) -> None:
+        """Run a statement that returns no rows (an `INSERT … SELECT`) with per-query
+        settings; bytes parameters bound as `$name$` go in as heredoc strings."""
+        try:
+            self.client.command(
+                sql, parameters=dict(parameters or {}), settings=dict(settings or {})
+            )
+        except DriverError as exc:
+            raise ClickHouseUnavailable(f"ClickHouse refused: {_one_line(exc)}") from exc
+
     def rows(
         self,
         sql: str,

@@ -19,6 +19,11 @@ Exactly once, in three layers (docs/clickhouse.md has the evidence):
 
 Runs removed by `outcomes purge` are never written again (a replay would otherwise
 resurrect them): rows of a run listed in `purge_log` are dropped.
+
+A record that came with its canonical JSON (common/output_headers.py) is written the
+same way without becoming Python rows: the read-back asks for its id, and the records
+not stored go to ClickHouse as their JSON bytes, which one `INSERT … SELECT` per table
+turns into the rows sinks/rows.py would have made (sinks/json_insert.py).
 """
 
 from __future__ import annotations
@@ -32,7 +37,7 @@ import orjson
 
 from outcomes.common.retry import Backoff, Retrying, retry
 from outcomes.reducers.records import OutputRecord
-from outcomes.sinks import schema
+from outcomes.sinks import json_insert, schema
 from outcomes.sinks.clickhouse import Connection, connect
 from outcomes.sinks.exceptions import ClickHouseUnavailable
 from outcomes.sinks.rows import Row, rows_for
@@ -54,6 +59,22 @@ assert set(FLUSH_ORDER) == set(schema.TABLES_BY_NAME)
 # Row ids per read-back query, and a query size limit that fits them.
 _MAX_IDS_PER_QUERY = 50_000
 _BIG_QUERY = {"max_query_size": 64 * 1024 * 1024}
+
+
+@dataclass(frozen=True, slots=True)
+class Encoded:
+    """A record as it came with its headers: its Kafka key (the run id, "" for a dead
+    letter of no run), its deterministic id and its canonical JSON."""
+
+    run_id: str
+    id: str
+    json: bytes
+
+
+# JSON bytes per INSERT: the data travels inside the statement (a heredoc string), and
+# the statement's size limit is raised to fit it.
+_MAX_JSON_BYTES = 32 * 1024 * 1024
+_JSON_QUERY = {"max_query_size": 2 * _MAX_JSON_BYTES}
 
 
 @dataclass
@@ -172,9 +193,14 @@ class ClickHouseWriter:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    def write_rows(self, rows: Mapping[str, Sequence[Row]]) -> WriteReport:
-        """Insert table rows not already stored, retrying transient failures
-        (`ClickHouseUnavailable`) `retries` times with backoff from `retry_delay`."""
+    def write_rows(
+        self,
+        rows: Mapping[str, Sequence[Row]],
+        encoded: Mapping[str, Sequence[Encoded]] | None = None,
+    ) -> WriteReport:
+        """Insert table rows and encoded records (by output kind) not already stored,
+        retrying transient failures (`ClickHouseUnavailable`) `retries` times with
+        backoff from `retry_delay`."""
 
         def warn(attempt: Retrying) -> None:
             log.warning(
@@ -185,16 +211,22 @@ class ClickHouseWriter:
             )
 
         return retry(
-            lambda: self._write_once(rows),
+            lambda: self._write_once(rows, encoded or {}),
             retry_if=lambda exc: isinstance(exc, ClickHouseUnavailable),
             attempts=self.retries + 1,
             backoff=Backoff(base=self.retry_delay),
             on_retry=warn,
         )
 
-    def _write_once(self, rows: Mapping[str, Sequence[Row]]) -> WriteReport:
+    def _write_once(
+        self,
+        rows: Mapping[str, Sequence[Row]],
+        encoded: Mapping[str, Sequence[Encoded]] | None = None,
+    ) -> WriteReport:
         report = WriteReport()
-        purged_runs = self._purged_runs() if any(rows.values()) else set()
+        encoded = encoded or {}
+        busy = any(rows.values()) or any(encoded.values())
+        purged_runs = self._purged_runs() if busy else set()
         batches: dict[str, dict[str, Row]] = {}
         for table in FLUSH_ORDER:
             batch = rows.get(table)
@@ -203,23 +235,45 @@ class ClickHouseWriter:
             lay = _LAYOUTS[table]
             if purged_runs:
                 kept = [row for row in batch if row[lay.run_idx] not in purged_runs]
-                if len(kept) < len(batch):
-                    report.purged[table] = len(batch) - len(kept)
-                    log.info("%s: skipping %d row(s) of purged runs", table, len(batch) - len(kept))
+                _count_purged(report, table, len(batch) - len(kept))
                 batch = kept
             unique: dict[str, Row] = {}
             for row in batch:
                 unique.setdefault(lay.key(row), row)
             batches[table] = unique
-        stored = self._stored_ids({t: list(u.values()) for t, u in batches.items() if u})
-        for table, unique in batches.items():
-            lay = _LAYOUTS[table]
-            present = stored.get(table, set())
-            fresh = [row for key, row in unique.items() if key not in present]
-            if fresh:
-                self._insert(table, fresh)
-            report.inserted[table] = len(fresh)
-            report.already_present[table] = len(present)
+        records: dict[str, dict[str, Encoded]] = {}
+        for kind, given in encoded.items():
+            table = json_insert.TABLE_OF_KIND[kind]
+            if purged_runs:
+                kept_records = [r for r in given if r.run_id not in purged_runs]
+                _count_purged(report, table, len(given) - len(kept_records))
+                given = kept_records
+            by_id: dict[str, Encoded] = {}
+            for record in given:
+                by_id.setdefault(record.id, record)
+            if by_id:
+                records[kind] = by_id
+        stored = self._stored_ids(
+            {t: list(u.values()) for t, u in batches.items() if u},
+            {k: list(r.values()) for k, r in records.items()},
+        )
+        for table in FLUSH_ORDER:
+            unique = batches.get(table)
+            if unique is not None:
+                present = stored.get(table, set())
+                fresh = [row for key, row in unique.items() if key not in present]
+                if fresh:
+                    self._insert(table, fresh)
+                _count(report, table, len(fresh), len(present))
+            fresh_json: dict[str, list[Encoded]] = {}
+            for kind, by_id in records.items():
+                if json_insert.TABLE_OF_KIND[kind] != table:
+                    continue
+                present = stored.get(_kind_label(kind), set())
+                fresh_json[kind] = [r for key, r in by_id.items() if key not in present]
+                _count(report, table, len(fresh_json[kind]), len(present))
+            if any(fresh_json.values()):
+                self._insert_json(table, {k: v for k, v in fresh_json.items() if v})
         return report
 
     def _insert(self, table: str, rows: Sequence[Row]) -> None:
@@ -236,6 +290,31 @@ class ClickHouseWriter:
             column_types=lay.types,
         )
 
+    def _insert_json(self, table: str, records: Mapping[str, Sequence[Encoded]]) -> None:
+        """Synchronous `INSERT … SELECT`s of the records' rows, made by ClickHouse from
+        their JSON (sinks/json_insert.py): one statement for all the kinds of a table,
+        or more if their JSON exceeds `_MAX_JSON_BYTES`. Queryable once it returns."""
+        for chunk in _json_chunks(records):
+            keys = sorted(f"{kind}/{r.id}" for kind, group in chunk.items() for r in group)
+            selects: list[str] = []
+            data: dict[str, bytes] = {}
+            for index, (kind, group) in enumerate(sorted(chunk.items())):
+                blob = b"\n".join(r.json for r in group)
+                tag = _heredoc_tag(f"json_{index}", blob)
+                data[tag] = blob
+                selects.append(json_insert.select_sql(kind, f"format(JSONAsString, {tag})"))
+            target = schema.TABLES_BY_NAME[table]
+            columns = ", ".join(f"`{name}`" for name in target.column_names)
+            sql = f"INSERT INTO {self.conn.table(table)} ({columns})\n" + "\nUNION ALL\n".join(
+                selects
+            )
+            token = hashlib.sha256("\0".join([table, *keys]).encode()).hexdigest()
+            self.conn.execute(
+                sql,
+                data,
+                settings={**_JSON_QUERY, "insert_deduplication_token": token},
+            )
+
     def _purged_runs(self) -> set[str]:
         """Every run listed in purge_log.
 
@@ -245,32 +324,49 @@ class ClickHouseWriter:
         sql = f"SELECT DISTINCT run_id FROM {self.conn.table('purge_log')}"
         return {r[0] for r in self.conn.rows(sql)}
 
-    def _stored_ids(self, rows: Mapping[str, Sequence[Row]]) -> dict[str, set[str]]:
+    def _stored_ids(
+        self,
+        rows: Mapping[str, Sequence[Row]],
+        encoded: Mapping[str, Sequence[Encoded]] | None = None,
+    ) -> dict[str, set[str]]:
         """Per table, the keys (`_Layout.key`) among `rows` it already holds (any copy,
-        merged or not).
+        merged or not); per kind of `encoded` (under `_kind_label(kind)`), the ids
+        among its records that its table holds.
 
         One query for all tables (a UNION ALL of one SELECT per table, up to
         `_MAX_IDS_PER_QUERY` ids per query): each query has a fixed cost, and a flush
         touches up to ten tables. Measured on chDB (bench flushes of ~3,300 events'
         outputs): the read-backs took 49 ms per flush as nine queries, 31 ms as one.
         """
-        parts: list[tuple[str, Sequence[Row]]] = [
+        parts: list[tuple[str, Sequence[Row] | Sequence[Encoded]]] = [
             (table, batch[start : start + _MAX_IDS_PER_QUERY])
             for table, batch in rows.items()
             for start in range(0, len(batch), _MAX_IDS_PER_QUERY)
         ]
-        stored: dict[str, set[str]] = {table: set() for table in rows}
+        parts += [
+            (_kind_label(kind), batch[start : start + _MAX_IDS_PER_QUERY])
+            for kind, batch in (encoded or {}).items()
+            for start in range(0, len(batch), _MAX_IDS_PER_QUERY)
+        ]
+        stored: dict[str, set[str]] = {label: set() for label, _ in parts}
         while parts:
             selects: list[str] = []
             keys: dict[str, bytes] = {}
             ids = 0
             while parts and (not selects or ids + len(parts[0][1]) <= _MAX_IDS_PER_QUERY):
-                table, chunk = parts.pop(0)
+                label, chunk = parts.pop(0)
                 ids += len(chunk)
-                selects.append(self._stored_select(len(selects), _LAYOUTS[table], chunk, keys))
+                index = len(selects)
+                if label in _LAYOUTS:
+                    lay = _LAYOUTS[label]
+                    rows_chunk: Sequence[Row] = chunk  # type: ignore[assignment]
+                    selects.append(self._stored_select(index, lay, rows_chunk, keys))
+                else:
+                    json_chunk: Sequence[Encoded] = chunk  # type: ignore[assignment]
+                    selects.append(self._stored_json_select(index, label, json_chunk, keys))
             result = self.conn.rows(" UNION ALL ".join(selects), keys, settings=_BIG_QUERY)
-            for table, row_id in result:
-                stored[table].add(row_id)
+            for label, row_id in result:
+                stored[label].add(row_id)
         return stored
 
     def _stored_select(
@@ -296,6 +392,76 @@ class ClickHouseWriter:
             key = "concat(record_table, '/', row_id)"
         # Table names are identifiers of our own schema (sinks/schema.py), never input.
         return f"SELECT '{name}', {key} FROM {self.conn.table(name)} WHERE {where}"
+
+    def _stored_json_select(
+        self, index: int, label: str, chunk: Sequence[Encoded], keys: dict[str, bytes]
+    ) -> str:
+        """`SELECT <label>, row_id` of the chunk's records already stored: by id among
+        the rows of their kind (its record tables in `output_rows`)."""
+        kind = label.removeprefix(_KIND_PREFIX)
+        table = json_insert.TABLE_OF_KIND[kind]
+        ids = f"$row_ids_{index}$"
+        keys[ids] = _json_keys([r.id for r in chunk])
+        where = f"row_id IN {_KEY_SET.format(ids)}"
+        if schema.TABLES_BY_NAME[table].has_run_id:
+            runs = f"$run_ids_{index}$"
+            keys[runs] = _json_keys(list({r.run_id for r in chunk}))
+            where = f"run_id IN {_KEY_SET.format(runs)} AND {where}"
+        record_tables = json_insert.RECORD_TABLES.get(kind)
+        if record_tables:
+            names = ", ".join(f"'{name}'" for name in record_tables)
+            where = f"record_table IN ({names}) AND {where}"
+        # Kinds and table names are our own schema's (json_insert, sinks/schema.py).
+        return f"SELECT '{label}', row_id FROM {self.conn.table(table)} WHERE {where}"
+
+
+_KIND_PREFIX = "kind:"
+
+
+def _kind_label(kind: str) -> str:
+    """What `_stored_ids` files an encoded kind's stored ids under (no table is named so)."""
+    return _KIND_PREFIX + kind
+
+
+def _count(report: WriteReport, table: str, inserted: int, present: int) -> None:
+    report.inserted[table] = report.inserted.get(table, 0) + inserted
+    report.already_present[table] = report.already_present.get(table, 0) + present
+
+
+def _count_purged(report: WriteReport, table: str, purged: int) -> None:
+    if purged:
+        report.purged[table] = report.purged.get(table, 0) + purged
+        log.info("%s: skipping %d row(s) of purged runs", table, purged)
+
+
+def _json_chunks(
+    records: Mapping[str, Sequence[Encoded]],
+) -> list[dict[str, Sequence[Encoded]]]:
+    """The records in groups of at most `_MAX_JSON_BYTES` of JSON (one statement each;
+    a record larger than that alone)."""
+    chunks: list[dict[str, Sequence[Encoded]]] = []
+    current: dict[str, list[Encoded]] = {}
+    size = 0
+    for kind, group in records.items():
+        for record in group:
+            if current and size + len(record.json) > _MAX_JSON_BYTES:
+                chunks.append(dict(current))
+                current, size = {}, 0
+            current.setdefault(kind, []).append(record)
+            size += len(record.json) + 1
+    if current:
+        chunks.append(dict(current))
+    return chunks
+
+
+def _heredoc_tag(name: str, blob: bytes) -> str:
+    """A `$name$` heredoc tag that does not occur in `blob` (so the data cannot end its
+    string early: the JSON goes in byte for byte, unescaped)."""
+    tag, n = f"${name}$", 0
+    while tag.encode() in blob:
+        n += 1
+        tag = f"${name}_{n}$"
+    return tag
 
 
 def _token(table: str, rows: Sequence[Row], lay: _Layout) -> str:

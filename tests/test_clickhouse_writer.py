@@ -386,7 +386,7 @@ def test_transient_failures_are_retried_then_raised() -> None:
             self.retries, self.retry_delay, self.calls = 2, 0.0, 0
             self.failures, self.error = failures, error
 
-        def _write_once(self, rows: object) -> WriteReport:
+        def _write_once(self, rows: object, encoded: object = None) -> WriteReport:
             self.calls += 1
             if self.calls <= self.failures:
                 raise self.error
