@@ -34,11 +34,11 @@ import re
 import threading
 import time
 from collections import OrderedDict
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from collections.abc import Callable, Mapping
+from dataclasses import replace
 from datetime import UTC, datetime
 from types import TracebackType
-from typing import TYPE_CHECKING, Any, TypedDict, TypeVar, Unpack
+from typing import TYPE_CHECKING, Any
 
 from confluent_kafka import KafkaException, Producer
 
@@ -57,27 +57,63 @@ from outcomes.reducers.answers import text_digest as text_digest  # for `answer_
 from outcomes.reducers.catalog import EVENT_TOPICS
 from outcomes.reducers.errors import InvalidEvent
 
-# Enum values of SPEC section 2 come from the core's event values (a test checks them
-# against the Avro schemas).
+# The typed methods and their record types are generated from the Avro schemas (`python
+# -m outcomes.schemas.generate`; tests/test_declared_once.py), the enum values too.
 from outcomes.reducers.events import (
     AnswerDecision,
     ArtifactChange,
+    AuthoredBy,
+    CandidateDecision,
     CheckResult,
+    CheckScope,
     Completion,
     ReceiptObservation,
     ReceiptOrigin,
     ReviewState,
     ToolOutcome,
+    TransitionState,
 )
-from outcomes.reducers.events import Author as AuthoredBy
-from outcomes.reducers.events import Decision as CandidateDecision
-from outcomes.reducers.events import EffectState as TransitionState
-from outcomes.reducers.events import Scope as CheckScope
 from outcomes.reducers.validate import parse_event
+from outcomes.streams.sdk.calls import CALL_OPTIONS as _CALL_OPTIONS
+from outcomes.streams.sdk.calls import (
+    CallOptions,
+    DeliveryCallback,
+    DeliveryReport,
+    Timestamp,
+)
+from outcomes.streams.sdk.methods_generated import Artifact, Candidate, EventMethods, RequiredCheck
 from outcomes.streams.sdk.uuid7 import uuid7_str
 
 if TYPE_CHECKING:
     from confluent_kafka import KafkaError, Message
+
+# The SDK's public names, its generated record and enum types among them.
+__all__ = [
+    "POSITION_EVENTS",
+    "POSITION_RUNS",
+    "AnswerDecision",
+    "Artifact",
+    "ArtifactChange",
+    "AuthoredBy",
+    "CallOptions",
+    "Candidate",
+    "CandidateDecision",
+    "CheckResult",
+    "CheckScope",
+    "Completion",
+    "DeliveryCallback",
+    "DeliveryReport",
+    "OutcomesProducer",
+    "ReceiptObservation",
+    "ReceiptOrigin",
+    "RequiredCheck",
+    "ReviewState",
+    "Timestamp",
+    "ToolOutcome",
+    "TransitionState",
+    "encode_checked",
+    "text_digest",
+]
 
 log = logging.getLogger(__name__)
 _ERROR_LOG_INTERVAL = 30.0  # seconds between two logs of the same client error
@@ -91,98 +127,6 @@ _librdkafka_log.addHandler(logging.NullHandler())
 # last acknowledgement is oldest is dropped past it).
 POSITION_EVENTS = 10_000
 POSITION_RUNS = 1_000
-
-# `occurred_at`: an aware datetime, an RFC 3339 string, or int microseconds (UTC).
-Timestamp = datetime | str | int
-
-
-class RequiredCheck(TypedDict):
-    """A check the goal requires (`goal.revised`)."""
-
-    label: str
-    scope: CheckScope
-
-
-# Optional keys via a `total=False` subclass: `NotRequired` is not seen by TypedDict
-# under `from __future__ import annotations` on Python 3.11.
-class _ArtifactRequired(TypedDict):
-    path: str
-    change: ArtifactChange
-    verification_sensitive: bool
-
-
-class Artifact(_ArtifactRequired, total=False):
-    """One entry of a snapshot's change inventory (`workspace.snapshot`)."""
-
-    digest: str | None
-    renamed_from: str | None
-
-
-class _CandidateRequired(TypedDict):
-    candidate_id: str
-    source_type: str
-    source_event_id: str
-    rank: int
-    score: float
-    eligible: bool
-    decision: CandidateDecision
-
-
-class Candidate(_CandidateRequired, total=False):
-    """One evaluated retrieval candidate (`retrieval.evaluated`)."""
-
-    withhold_reason: str | None
-
-
-@dataclass(frozen=True, slots=True)
-class DeliveryReport:
-    """The broker's answer for one event: where it landed, or the error."""
-
-    event_id: str
-    topic: str
-    partition: int | None
-    offset: int | None
-    error: str | None
-
-    @property
-    def ok(self) -> bool:
-        return self.error is None
-
-
-DeliveryCallback = Callable[[DeliveryReport], None]
-
-
-class CallOptions(TypedDict, total=False):
-    """The keyword arguments every typed method takes besides `run_id` and the event's
-    own fields: the rest of the envelope, and where to report delivery."""
-
-    event_id: str | None  # default: a new UUIDv7; reuse it to republish the same fact
-    occurred_at: Timestamp | None  # default: now, UTC
-    source: str | None  # default: the producer's
-    on_delivery: DeliveryCallback | None  # called with the event's DeliveryReport
-
-
-_CALL_OPTIONS = frozenset(CallOptions.__annotations__)
-_Method = TypeVar("_Method", bound=Callable[..., str])
-
-
-def _call_options(method: _Method) -> _Method:
-    """Spell the `CallOptions` out as keyword-only parameters in the method's signature
-    (`help()`, `inspect.signature`), as if each typed method listed them."""
-    signature = inspect.signature(method)
-    own = [p for p in signature.parameters.values() if p.kind is not p.VAR_KEYWORD]
-    shared = [  # TypedDict keeps postponed annotations as ForwardRefs: show their text
-        inspect.Parameter(
-            name,
-            inspect.Parameter.KEYWORD_ONLY,
-            default=None,
-            annotation=getattr(kind, "__forward_arg__", kind),
-        )
-        for name, kind in CallOptions.__annotations__.items()
-    ]
-    method.__signature__ = signature.replace(parameters=[*own, *shared])  # type: ignore[attr-defined]
-    return method
-
 
 _FIELD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
@@ -237,7 +181,7 @@ def _str_or_none(value: Any) -> str | None:
     return value if isinstance(value, str) else None
 
 
-class OutcomesProducer:
+class OutcomesProducer(EventMethods):
     """Publishes outcome events to Kafka as Avro. Use as a context manager.
 
     `source` names the worker in every event's envelope (overridable per call).
@@ -479,6 +423,8 @@ class OutcomesProducer:
                     f"keyword argument {name!r}"
                 )
         event_id = options.get("event_id")
+        if event_id is None and event_type == "answer.checked":
+            event_id = _answer_check_id(run_id, fields)
         occurred_at = options.get("occurred_at")
         source = options.get("source")
         event = {
@@ -494,413 +440,12 @@ class OutcomesProducer:
         except CodecError as error:
             raise _argument_error(event_type, error) from None
 
-    # -- one method per event type (SPEC section 2) -------------------------------------
-    # Each takes `run_id`, the event's own fields and the `CallOptions`; each returns the
-    # event_id.
 
-    @_call_options
-    def goal_revised(
-        self,
-        *,
-        run_id: str,
-        goal_revision: int,
-        authored_by: AuthoredBy,
-        deliverables: Sequence[str] = (),
-        required_checks: Sequence[RequiredCheck] = (),
-        requested_effects: Sequence[str] = (),
-        requested_actions: Sequence[str] = (),
-        target_revision: str | None = None,
-        **options: Unpack[CallOptions],
-    ) -> str:
-        """`goal.revised`: what the user (or a product rule, or the model) asked for."""
-        return self._emit(
-            "goal.revised",
-            run_id,
-            options,
-            {
-                "goal_revision": goal_revision,
-                "authored_by": authored_by,
-                "deliverables": deliverables,
-                "required_checks": required_checks,
-                "requested_effects": requested_effects,
-                "requested_actions": requested_actions,
-                "target_revision": target_revision,
-            },
-        )
-
-    @_call_options
-    def tool_started(
-        self,
-        *,
-        run_id: str,
-        action_id: str,
-        tool: str,
-        **options: Unpack[CallOptions],
-    ) -> str:
-        """`tool.started`: a tool attempt began."""
-        return self._emit("tool.started", run_id, options, {"action_id": action_id, "tool": tool})
-
-    @_call_options
-    def tool_finished(
-        self,
-        *,
-        run_id: str,
-        action_id: str,
-        tool: str,
-        outcome: ToolOutcome,
-        error_class: str | None = None,
-        **options: Unpack[CallOptions],
-    ) -> str:
-        """`tool.finished`: a tool attempt ended with `outcome`."""
-        return self._emit(
-            "tool.finished",
-            run_id,
-            options,
-            {"action_id": action_id, "tool": tool, "outcome": outcome, "error_class": error_class},
-        )
-
-    @_call_options
-    def effect_intent(
-        self,
-        *,
-        run_id: str,
-        intent_id: str,
-        effect_class: str,
-        target: str,
-        consequential: bool,
-        **options: Unpack[CallOptions],
-    ) -> str:
-        """`effect.intent`: an external effect (write, upload, ...) is intended."""
-        return self._emit(
-            "effect.intent",
-            run_id,
-            options,
-            {
-                "intent_id": intent_id,
-                "effect_class": effect_class,
-                "target": target,
-                "consequential": consequential,
-            },
-        )
-
-    @_call_options
-    def effect_transition(
-        self,
-        *,
-        run_id: str,
-        intent_id: str,
-        state: TransitionState,
-        attempt_id: str | None = None,
-        reason: str | None = None,
-        **options: Unpack[CallOptions],
-    ) -> str:
-        """`effect.transition`: an effect changed state (`reason`: public, for denied)."""
-        return self._emit(
-            "effect.transition",
-            run_id,
-            options,
-            {"intent_id": intent_id, "state": state, "attempt_id": attempt_id, "reason": reason},
-        )
-
-    @_call_options
-    def effect_receipt(
-        self,
-        *,
-        run_id: str,
-        intent_id: str,
-        receipt_id: str,
-        origin: ReceiptOrigin,
-        observed: ReceiptObservation,
-        authoritative: bool,
-        attempt_id: str | None = None,
-        **options: Unpack[CallOptions],
-    ) -> str:
-        """`effect.receipt`: evidence of whether an effect happened in the world."""
-        return self._emit(
-            "effect.receipt",
-            run_id,
-            options,
-            {
-                "intent_id": intent_id,
-                "receipt_id": receipt_id,
-                "attempt_id": attempt_id,
-                "origin": origin,
-                "observed": observed,
-                "authoritative": authoritative,
-            },
-        )
-
-    @_call_options
-    def verification_receipt(
-        self,
-        *,
-        run_id: str,
-        check_id: str,
-        label: str,
-        scope: CheckScope,
-        result: CheckResult,
-        tests_executed: int,
-        candidate_snapshot: str,
-        environment: str,
-        command: str,
-        expected_artifacts: Sequence[str] = (),
-        **options: Unpack[CallOptions],
-    ) -> str:
-        """`verification.receipt`: the result of one verification run."""
-        return self._emit(
-            "verification.receipt",
-            run_id,
-            options,
-            {
-                "check_id": check_id,
-                "label": label,
-                "scope": scope,
-                "result": result,
-                "tests_executed": tests_executed,
-                "candidate_snapshot": candidate_snapshot,
-                "environment": environment,
-                "command": command,
-                "expected_artifacts": expected_artifacts,
-            },
-        )
-
-    @_call_options
-    def workspace_snapshot(
-        self,
-        *,
-        run_id: str,
-        snapshot_id: str,
-        sealed: bool,
-        artifacts: Sequence[Artifact],
-        base_revision: str | None = None,
-        **options: Unpack[CallOptions],
-    ) -> str:
-        """`workspace.snapshot`: the complete change inventory against the run's base."""
-        return self._emit(
-            "workspace.snapshot",
-            run_id,
-            options,
-            {
-                "snapshot_id": snapshot_id,
-                "base_revision": base_revision,
-                "sealed": sealed,
-                "artifacts": artifacts,
-            },
-        )
-
-    @_call_options
-    def run_started(
-        self,
-        *,
-        run_id: str,
-        agent: str,
-        requested_by: str,
-        model: str | None = None,
-        task: str | None = None,
-        **options: Unpack[CallOptions],
-    ) -> str:
-        """`run.started`: a run began. `model` (what the agent ran on) and `task` (the
-        request as worded) are for display and search; neither is ever evidence."""
-        fields = {"agent": agent, "requested_by": requested_by, "model": model, "task": task}
-        return self._emit("run.started", run_id, options, fields)
-
-    @_call_options
-    def response_disposition(
-        self,
-        *,
-        run_id: str,
-        completion: Completion,
-        **options: Unpack[CallOptions],
-    ) -> str:
-        """`response.disposition`: how the response ended."""
-        return self._emit("response.disposition", run_id, options, {"completion": completion})
-
-    @_call_options
-    def review_recorded(
-        self,
-        *,
-        run_id: str,
-        state: ReviewState,
-        **options: Unpack[CallOptions],
-    ) -> str:
-        """`review.recorded`: a review result."""
-        return self._emit("review.recorded", run_id, options, {"state": state})
-
-    @_call_options
-    def finalize_requested(
-        self,
-        *,
-        run_id: str,
-        candidate_snapshot: str | None,
-        **options: Unpack[CallOptions],
-    ) -> str:
-        """`finalize.requested`: ask for the account (None: the run has no workspace)."""
-        return self._emit(
-            "finalize.requested", run_id, options, {"candidate_snapshot": candidate_snapshot}
-        )
-
-    @_call_options
-    def run_cancelled(
-        self,
-        *,
-        run_id: str,
-        reason: str | None = None,
-        **options: Unpack[CallOptions],
-    ) -> str:
-        """`run.cancelled`: the run was cancelled."""
-        return self._emit("run.cancelled", run_id, options, {"reason": reason})
-
-    @_call_options
-    def run_interrupted(
-        self,
-        *,
-        run_id: str,
-        reason: str | None = None,
-        **options: Unpack[CallOptions],
-    ) -> str:
-        """`run.interrupted`: the run was interrupted."""
-        return self._emit("run.interrupted", run_id, options, {"reason": reason})
-
-    @_call_options
-    def inference_started(
-        self,
-        *,
-        run_id: str,
-        model_call_id: str,
-        **options: Unpack[CallOptions],
-    ) -> str:
-        """`inference.started`: a model call began."""
-        return self._emit("inference.started", run_id, options, {"model_call_id": model_call_id})
-
-    @_call_options
-    def retrieval_evaluated(
-        self,
-        *,
-        run_id: str,
-        retrieval_id: str,
-        job_id: str,
-        query_hash: str,
-        algorithm: str,
-        config_hash: str,
-        candidates: Sequence[Candidate],
-        **options: Unpack[CallOptions],
-    ) -> str:
-        """`retrieval.evaluated`: how each memory-retrieval candidate was evaluated."""
-        return self._emit(
-            "retrieval.evaluated",
-            run_id,
-            options,
-            {
-                "retrieval_id": retrieval_id,
-                "job_id": job_id,
-                "query_hash": query_hash,
-                "algorithm": algorithm,
-                "config_hash": config_hash,
-                "candidates": candidates,
-            },
-        )
-
-    @_call_options
-    def injection_recorded(
-        self,
-        *,
-        run_id: str,
-        injection_id: str,
-        model_call_id: str,
-        retrieval_id: str,
-        candidate_ids: Sequence[str],
-        block_hash: str,
-        block_bytes: int,
-        location: str,
-        range_start: int,
-        range_end: int,
-        confirmed: bool,
-        removed_before_inference: bool,
-        **options: Unpack[CallOptions],
-    ) -> str:
-        """`injection.recorded`: a context block reached a model-call boundary."""
-        return self._emit(
-            "injection.recorded",
-            run_id,
-            options,
-            {
-                "injection_id": injection_id,
-                "model_call_id": model_call_id,
-                "retrieval_id": retrieval_id,
-                "candidate_ids": candidate_ids,
-                "block_hash": block_hash,
-                "block_bytes": block_bytes,
-                "location": location,
-                "range_start": range_start,
-                "range_end": range_end,
-                "confirmed": confirmed,
-                "removed_before_inference": removed_before_inference,
-            },
-        )
-
-    @_call_options
-    def narrative_submitted(
-        self,
-        *,
-        run_id: str,
-        narrative_id: str,
-        channel: str,
-        text: str,
-        account_revision: int | None = None,
-        **options: Unpack[CallOptions],
-    ) -> str:
-        """`narrative.submitted`: the model's final narrative (claim-checked)."""
-        return self._emit(
-            "narrative.submitted",
-            run_id,
-            options,
-            {
-                "narrative_id": narrative_id,
-                "account_revision": account_revision,
-                "channel": channel,
-                "text": text,
-            },
-        )
-
-    @_call_options
-    def answer_checked(
-        self,
-        *,
-        run_id: str,
-        answer_chain_id: str,
-        attempt: int,
-        decision: AnswerDecision,
-        text_digest: str,
-        account_revision: int | None = None,
-        supported: int = 0,
-        contradicted: int = 0,
-        unverifiable: int = 0,
-        needs_review: int = 0,
-        omitted: int = 0,
-        **options: Unpack[CallOptions],
-    ) -> str:
-        """`answer.checked`: one check of an answer before display (SPEC 8). A runtime
-        records `unchecked` when the gate gave no usable answer in time (a `stale` one
-        too); `text_digest` is `text_digest(answer)` (sha256 hex: the words are not
-        kept). The default `event_id` is the attempt's own (`answer:<sha256 of run,
-        chain, attempt>`), so recording one attempt twice is one event."""
-        typed = type(run_id) is str and type(answer_chain_id) is str and type(attempt) is int
-        if options.get("event_id") is None and typed:  # else the codec names the wrong type
-            options["event_id"] = answer_check_event_id(run_id, answer_chain_id, attempt)
-        return self._emit(
-            "answer.checked",
-            run_id,
-            options,
-            {
-                "answer_chain_id": answer_chain_id,
-                "attempt": attempt,
-                "decision": decision,
-                "account_revision": account_revision,
-                "text_digest": text_digest,
-                "supported": supported,
-                "contradicted": contradicted,
-                "unverifiable": unverifiable,
-                "needs_review": needs_review,
-                "omitted": omitted,
-            },
-        )
+def _answer_check_id(run_id: str, fields: Mapping[str, Any]) -> str | None:
+    """`answer.checked`'s default event id: the attempt's own (`answer:<sha256 of run,
+    chain, attempt>`), so recording one attempt twice is one event. None (a new id) when
+    an argument has the wrong type: the codec then names it."""
+    chain, attempt = fields["answer_chain_id"], fields["attempt"]
+    if type(run_id) is str and type(chain) is str and type(attempt) is int:
+        return answer_check_event_id(run_id, chain, attempt)
+    return None

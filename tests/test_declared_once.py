@@ -1,0 +1,128 @@
+"""A record's shape is declared once, in its Avro schema (issue 36, "Declared once").
+
+The event dataclasses and the producer SDK's typed surface are generated from the schemas
+(`python -m outcomes.schemas.generate`): the committed modules must be what the schemas
+give, and an optional field added to a copy of a schema must reach every surface.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import inspect
+import json
+import shutil
+import sys
+import types
+import typing
+from pathlib import Path
+
+import pytest
+
+from outcomes import schemas
+from outcomes.reducers import events
+from outcomes.reducers.catalog import EVENT_TYPES
+from outcomes.schemas import generate
+from outcomes.streams.sdk.producer import OutcomesProducer
+
+
+def test_the_committed_modules_are_what_the_schemas_give() -> None:
+    assert generate.stale() == [], "run python -m outcomes.schemas.generate"
+
+
+def test_the_check_command_reports_drift(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert generate.main(["--check"]) == 0
+    for path, text in generate.render().items():
+        (tmp_path / path).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / path).write_text(text.replace("    agent: str\n", "    agent: bytes\n"))
+    assert generate.stale(tmp_path) == [generate.EVENTS_MODULE]
+
+
+def test_run_started_model_and_task_come_from_the_schema() -> None:
+    """The hand-made change of b5ecd7c, reproduced: optional, defaulting to None, so code
+    that builds a run.started without them still runs."""
+    fields = {f.name: f for f in dataclasses.fields(events.RunStarted)}
+    assert fields["model"].default is None and fields["task"].default is None
+    assert fields["agent"].default is dataclasses.MISSING
+    params = inspect.signature(OutcomesProducer.run_started).parameters
+    assert params["model"].default is None and params["model"].annotation == "str | None"
+
+
+def _schema_fields(name: str) -> list[str]:
+    record = schemas.current_definitions()[name]
+    return [f["name"] for f in record["fields"]]
+
+
+@pytest.mark.parametrize("event_type", EVENT_TYPES)
+def test_every_surface_has_the_schemas_fields(event_type: str) -> None:
+    names = _schema_fields(schemas.EVENT_SCHEMAS[event_type])
+    own = [n for n in names if n not in generate.ENVELOPE]
+    cls = events.EVENT_CLASSES[event_type]
+    assert [f.name for f in dataclasses.fields(cls)] == [n for n in names if n != "type"], (
+        "the dataclass holds the schema's fields in its order"
+    )
+    method = getattr(OutcomesProducer, event_type.replace(".", "_"))
+    params = inspect.signature(method).parameters
+    assert set(own) <= set(params), "the SDK method takes every field"
+
+
+def _add_field(directory: Path, record: str, field: dict[str, object]) -> None:
+    path = directory / f"{schemas.NAMESPACE}.{record}.avsc"
+    schema = json.loads(path.read_text())
+    schema["fields"].append(field)
+    path.write_text(json.dumps(schema, indent=2))
+
+
+def _load(name: str, text: str, monkeypatch: pytest.MonkeyPatch) -> types.ModuleType:
+    module = types.ModuleType(name)
+    monkeypatch.setitem(sys.modules, name, module)
+    exec(compile(text, name, "exec"), module.__dict__)
+    return module
+
+
+def test_one_edit_to_a_schema_reaches_every_surface(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """An optional field added to a copy of the schemas, through the generator: the
+    event dataclass, the record it holds, the SDK method and the SDK record type all take
+    it, and code written before it still builds the event."""
+    copy = tmp_path / "schemas"
+    shutil.copytree(schemas.SCHEMA_DIR, copy, ignore=shutil.ignore_patterns("baseline", "h*"))
+    optional = {"name": "tenant", "type": ["null", "string"], "default": None}
+    _add_field(copy, "ToolStarted", optional)
+    _add_field(copy, "Candidate", {**optional, "name": "note"})
+    modules = generate.render(copy, schemas.BASELINE_DIR)
+
+    core = _load("outcomes.reducers.events", modules[generate.EVENTS_MODULE], monkeypatch)
+    started = core.EVENT_CLASSES["tool.started"]
+    hints = typing.get_type_hints(started)
+    assert hints["tenant"] == str | None
+    assert started("e", "r", 1, "s", "a", "bash").tenant is None  # built as before the edit
+    assert started("e", "r", 1, "s", "a", "bash", "acme").tenant == "acme"
+    assert "note" in {f.name for f in dataclasses.fields(core.Candidate)}
+
+    sdk = _load("outcomes.streams.sdk.generated_copy", modules[generate.SDK_MODULE], monkeypatch)
+    params = inspect.signature(sdk.EventMethods.tool_started).parameters
+    assert params["tenant"].default is None and params["tenant"].annotation == "str | None"
+    assert "note" in sdk.Candidate.__optional_keys__
+
+    sent: list[tuple[str, dict[str, object]]] = []
+
+    class Recorder(sdk.EventMethods):  # type: ignore[name-defined,misc]
+        def _emit(self, event_type: str, run_id: str, options: object, fields: dict) -> str:  # type: ignore[type-arg]
+            sent.append((event_type, dict(fields)))
+            return "id"
+
+    Recorder().tool_started(run_id="r", action_id="a", tool="bash", tenant="acme")
+    assert sent == [("tool.started", {"action_id": "a", "tool": "bash", "tenant": "acme"})]
+
+
+def test_a_required_field_after_an_optional_one_is_refused(tmp_path: Path) -> None:
+    """A new field without a default cannot join v1 data; the generator says so rather
+    than emitting a dataclass Python would refuse."""
+    copy = tmp_path / "schemas"
+    shutil.copytree(schemas.SCHEMA_DIR, copy, ignore=shutil.ignore_patterns("baseline", "h*"))
+    _add_field(copy, "RunStarted", {"name": "team", "type": "string"})
+    with pytest.raises(generate.GenerateError, match=r"RunStarted\.team"):
+        generate.render(copy, schemas.BASELINE_DIR)
