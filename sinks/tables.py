@@ -9,8 +9,9 @@ each other.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from typing import Any
 
 TS = "DateTime64(6, 'UTC')"
 LC = "LowCardinality(String)"
@@ -473,3 +474,384 @@ VIEWS: tuple[str, ...] = (
     *RECORD_VIEWS,
     ANSWER_CHECKS.name,
 )
+
+
+# -- the columns against the Avro schemas (issue 36, "declared once") --------------------
+# Each table's rows come from one output record (docs/records.md): `FIELD_COLUMNS` says
+# which field each column holds, as a path in the record (`dimensions.verification`; a
+# path through a list gives an Array column, one element per entry). `column_drift` holds
+# them to the schemas: every field is stored or named as not stored, and every column's
+# type fits its field's. The migration for a new field takes its column from
+# `new_columns`, so a field is declared in its schema and nowhere else by hand.
+
+
+@dataclass(frozen=True)
+class FieldColumns:
+    """Where one table's rows come from: an output record kind; `each`, an array field
+    of it giving one row per entry (None: one row per record); the column -> field path
+    map (paths inside `each` are relative to its entry, `^name` is the record's own
+    field); the columns the sink computes (not a field: why); the fields not stored as
+    columns (why); and the columns of optional fields that store a null as the type's
+    empty value (a sorting key column cannot be Nullable)."""
+
+    record: str
+    columns: Mapping[str, str]
+    computed: Mapping[str, str] = dataclasses.field(default_factory=dict)
+    unstored: Mapping[str, str] = dataclasses.field(default_factory=dict)
+    each: str | None = None
+    null_as_empty: frozenset[str] = frozenset()
+
+
+_IN_ACCOUNT = "kept in the account JSON (the `account` column)"
+_ROW = "computed by the sink from the record's id"
+_OUTPUT_ENVELOPE = {
+    "run_id": "^run_id",
+    "revision": "^revision",
+    "created_at": "^observation_cutoff",
+}
+
+FIELD_COLUMNS: Mapping[str, FieldColumns] = {
+    ACCOUNT_REVISIONS.name: FieldColumns(
+        "account_revision",
+        {
+            "run_id": "run_id",
+            "revision": "revision",
+            "supersedes": "supersedes",
+            "row_id": "revision_id",
+            "status": "status",
+            "workflow_status": "workflow_status",
+            "created_at": "observation_cutoff",
+            "trigger_event_id": "trigger_event_id",
+            "state_revision": "state_revision",
+            "goal_revision": "goal_revision",
+            "candidate_snapshot": "candidate_snapshot",
+            "schema_version": "schema_version",
+            "assembler_version": "assembler_version",
+            "response_completion": "dimensions.response_completion",
+            "requested_action_outcome": "dimensions.requested_action_outcome",
+            "verification": "dimensions.verification",
+            "review": "dimensions.review",
+            "durability": "dimensions.durability",
+            "changes": "changes",
+        },
+        {"account": "the record's canonical JSON"},
+        {
+            # Migration 15 reads these from the account JSON (REQUIREMENT_COLUMNS).
+            "requirement_policy": "a MATERIALIZED column from the account JSON",
+            "requirement_source": "a MATERIALIZED column from the account JSON",
+            **dict.fromkeys(
+                (
+                    "artifacts",
+                    "checks",
+                    "actions",
+                    "provenance_findings",
+                    "ignored_goal_proposals",
+                ),
+                _IN_ACCOUNT,
+            ),
+            **dict.fromkeys(("predicates", "contradictions", "effects"), "rows of their own"),
+        },
+    ),
+    PREDICATE_RESULTS.name: FieldColumns(
+        "account_revision",
+        {
+            **_OUTPUT_ENVELOPE,
+            "predicate_id": "id",
+            "required": "required",
+            "state": "state",
+            "reason": "reason",
+            "evidence": "evidence",
+        },
+        {"row_id": _ROW, "predicate_kind": "the predicate id's first part"},
+        each="predicates",
+    ),
+    CONTRADICTIONS.name: FieldColumns(
+        "account_revision",
+        {
+            **_OUTPUT_ENVELOPE,
+            "subject": "subject",
+            "kind": "kind",
+            "evidence_event_ids": "evidence.event_id",
+            "evidence_values": "evidence.value",
+            "evidence_occurred_at": "evidence.occurred_at",
+        },
+        {"row_id": _ROW},
+        each="contradictions",
+    ),
+    EFFECT_STATES.name: FieldColumns(
+        "account_revision",
+        {
+            **_OUTPUT_ENVELOPE,
+            "intent_id": "intent_id",
+            "effect_class": "effect_class",
+            "state": "state",
+            "receipts": "receipts",
+            "unresolved": "unresolved",
+        },
+        {"row_id": _ROW},
+        each="effects",
+    ),
+    JOURNAL_RETRIEVAL_EVENTS.name: FieldColumns(
+        "provenance_row",
+        {
+            "run_id": "run_id",
+            "row_id": "row_id",
+            "event_id": "event_id",
+            "occurred_at": "occurred_at",
+            **{
+                name: f"retrieval.{name}"
+                for name, _ in JOURNAL_RETRIEVAL_EVENTS.columns
+                if name not in {"run_id", "row_id", "event_id", "occurred_at"}
+            },
+        },
+        unstored={"row_type": "the table is the row type", "injection": "", "finding": ""},
+    ),
+    JOURNAL_CONTEXT_INJECTIONS.name: FieldColumns(
+        "provenance_row",
+        {
+            "run_id": "run_id",
+            "row_id": "row_id",
+            "event_id": "event_id",
+            "occurred_at": "occurred_at",
+            **{
+                name: f"injection.{name}"
+                for name, _ in JOURNAL_CONTEXT_INJECTIONS.columns
+                if name not in {"run_id", "row_id", "event_id", "occurred_at"}
+            },
+        },
+        unstored={"row_type": "the table is the row type", "retrieval": "", "finding": ""},
+    ),
+    PROVENANCE_FINDINGS.name: FieldColumns(
+        "provenance_row",
+        {
+            "run_id": "run_id",
+            "row_id": "row_id",
+            "event_id": "event_id",
+            "occurred_at": "occurred_at",
+            **{
+                name: f"finding.{name}"
+                for name in ("kind", "subject", "revision", "change", "evidence")
+            },
+        },
+        unstored={"row_type": "the table is the row type", "retrieval": "", "injection": ""},
+    ),
+    NOTIFICATIONS.name: FieldColumns(
+        "notification",
+        {
+            "row_id": "notification_id",
+            **{n: n for n in NOTIFICATIONS.column_names if n != "row_id"},
+        },
+    ),
+    CLAIM_VERDICTS.name: FieldColumns(
+        "claim_verdict",
+        {
+            "row_id": "verdict_id",
+            **{n: n for n in CLAIM_VERDICTS.column_names if n not in {"row_id", "verdict_index"}},
+        },
+        {"verdict_index": "the verdict id's last part (its place in the narrative)"},
+        null_as_empty=frozenset({"claim_id"}),  # in the sorting key since migration 5
+    ),
+    CLAIM_NOTIFICATIONS.name: FieldColumns(
+        "claim_notification",
+        {
+            "row_id": "notification_id",
+            **{n: n for n in CLAIM_NOTIFICATIONS.column_names if n != "row_id"},
+        },
+    ),
+    DEAD_LETTERS.name: FieldColumns(
+        "dead_letter",
+        {
+            "row_id": "dead_letter_id",
+            **{n: n for n in DEAD_LETTERS.column_names if n not in {"row_id", "recorded_by"}},
+        },
+        {"recorded_by": "which stage wrote it (pipeline or sink)"},
+    ),
+    ANSWER_CHECKS.name: FieldColumns(
+        "answer_check",
+        {"row_id": "check_id", **{n: n for n in ANSWER_CHECKS.column_names if n != "row_id"}},
+    ),
+}
+
+# An Avro type's column type (the ClickHouse family any stored value of it fits).
+_COLUMN_FAMILIES: Mapping[str, frozenset[str]] = {
+    "string": frozenset({"String"}),
+    "bytes": frozenset({"String"}),
+    "enum": frozenset({"String"}),
+    "boolean": frozenset({"Bool"}),
+    "int": frozenset({"Int32", "Int64", "UInt16", "UInt32", "UInt64"}),
+    "long": frozenset({"Int64", "UInt64"}),
+    "float": frozenset({"Float32", "Float64"}),
+    "double": frozenset({"Float64"}),
+    "timestamp-micros": frozenset({TS}),
+}
+_NEW_COLUMN = {
+    "string": "String",
+    "bytes": "String",
+    "enum": LC,
+    "boolean": "Bool",
+    "int": "Int32",
+    "long": "Int64",
+    "float": "Float32",
+    "double": "Float64",
+    "timestamp-micros": TS,
+}
+
+
+@dataclass(frozen=True)
+class _Leaf:
+    kind: str  # a key of _COLUMN_FAMILIES, or "record"
+    optional: bool
+    lists: int  # lists crossed on the way (each an Array level)
+
+
+def _definitions() -> Mapping[str, Mapping[str, Any]]:
+    from outcomes.schemas import current_definitions  # lazy: the schema files, read once
+
+    return current_definitions()
+
+
+def _named(definitions: Mapping[str, Mapping[str, Any]], name: str) -> Mapping[str, Any]:
+    from outcomes.schemas import NAMESPACE  # lazy: as above
+
+    return definitions[name if "." in name else f"{NAMESPACE}.{name}"]
+
+
+def _record_fields(
+    definitions: Mapping[str, Mapping[str, Any]], record: Mapping[str, Any]
+) -> dict[str, Any]:
+    return {f["name"]: f["type"] for f in record["fields"]}
+
+
+def _leaf(
+    definitions: Mapping[str, Mapping[str, Any]], node: Any, lists: int = 0
+) -> tuple[_Leaf, Mapping[str, Any] | None]:
+    """What a field's type is, and the record it names (to walk into), if any."""
+    optional = False
+    if isinstance(node, list):
+        branches = [b for b in node if b != "null"]
+        optional, node = len(branches) < len(node), branches[0]
+    if isinstance(node, dict):
+        if node.get("logicalType") == "timestamp-micros":
+            return _Leaf("timestamp-micros", optional, lists), None
+        if node.get("type") == "array":
+            inner, record = _leaf(definitions, node["items"], lists + 1)
+            return _Leaf(inner.kind, optional or inner.optional, inner.lists), record
+        node = node["type"]
+    if node in _COLUMN_FAMILIES:
+        return _Leaf(node, optional, lists), None
+    named = _named(definitions, node)
+    if named["type"] == "enum":
+        return _Leaf("enum", optional, lists), None
+    return _Leaf("record", optional, lists), named
+
+
+def _resolve(
+    definitions: Mapping[str, Mapping[str, Any]], record: Mapping[str, Any], path: str
+) -> _Leaf:
+    """The leaf a field path names; a record on the way may be absent (the row exists
+    only when it is there), so only the last field's optionality counts."""
+    lists = 0
+    leaf: _Leaf | None = None
+    current: Mapping[str, Any] | None = record
+    for part in path.split("."):
+        if current is None:
+            raise KeyError(path)
+        fields = _record_fields(definitions, current)
+        if part not in fields:
+            raise KeyError(path)
+        leaf, current = _leaf(definitions, fields[part], lists)
+        lists = leaf.lists
+    assert leaf is not None
+    return leaf
+
+
+def _fits(leaf: _Leaf, column_type: str, null_as_empty: bool = False) -> bool:
+    kind = column_type
+    for _ in range(leaf.lists):
+        if not (kind.startswith("Array(") and kind.endswith(")")):
+            return False
+        kind = kind[len("Array(") : -1]
+    nullable = False
+    for wrapper in ("LowCardinality(", "Nullable("):
+        if kind.startswith(wrapper) and kind.endswith(")"):
+            nullable = nullable or wrapper == "Nullable("
+            kind = kind[len(wrapper) : -1]
+    if kind.startswith("LowCardinality(") and kind.endswith(")"):
+        kind = kind[len("LowCardinality(") : -1]
+    kind = kind.split(" CODEC(")[0]
+    if leaf.optional and not nullable and leaf.lists == 0 and not null_as_empty:
+        return False  # a null would not fit (a Nullable column may hold a required field)
+    return kind in _COLUMN_FAMILIES.get(leaf.kind, frozenset())
+
+
+def _row_record(
+    definitions: Mapping[str, Mapping[str, Any]], source: FieldColumns
+) -> tuple[Mapping[str, Any], Mapping[str, Any]]:
+    """(the output record, the record one row is made from: an entry of `each`, or it)."""
+    from outcomes.schemas import OUTPUT_SCHEMAS  # lazy: as above
+
+    record = definitions[OUTPUT_SCHEMAS[source.record]]
+    if source.each is None:
+        return record, record
+    leaf, entry = _leaf(definitions, _record_fields(definitions, record)[source.each])
+    if entry is None or leaf.lists != 1:
+        raise AssertionError(f"{source.each}: not a list of records")
+    return record, entry
+
+
+def column_drift(
+    definitions: Mapping[str, Mapping[str, Any]] | None = None,
+) -> list[str]:
+    """Where a table's columns and the schemas disagree, one line each (empty: none): a
+    column naming no field, a column whose type does not fit its field's, a field neither
+    stored nor named as not stored."""
+    definitions = _definitions() if definitions is None else definitions
+    problems = []
+    for table in (*LEGACY_TABLES, ANSWER_CHECKS):
+        source = FIELD_COLUMNS[table.name]
+        record, row = _row_record(definitions, source)
+        for name, kind in table.columns:
+            path = source.columns.get(name)
+            if path is None:
+                if name not in source.computed:
+                    problems.append(f"{table.name}.{name}: no field and not computed")
+                continue
+            parent = path.startswith("^")
+            try:
+                leaf = _resolve(definitions, record if parent else row, path.lstrip("^"))
+            except KeyError:
+                problems.append(f"{table.name}.{name}: no field {path} in {source.record}")
+                continue
+            if not _fits(leaf, kind, name in source.null_as_empty):
+                problems.append(f"{table.name}.{name}: {kind} does not fit the field {path}")
+        problems += [
+            f"{table.name}: field {name} of {source.record} has no column"
+            for name, _ in new_columns(table, definitions)
+        ]
+    return problems
+
+
+def new_columns(
+    table: Table, definitions: Mapping[str, Mapping[str, Any]] | None = None
+) -> tuple[tuple[str, str], ...]:
+    """The columns a migration adds for the fields of `table`'s rows that have none (a
+    field added to the schema): named as the field, typed from it."""
+    definitions = _definitions() if definitions is None else definitions
+    source = FIELD_COLUMNS[table.name]
+    _, row = _row_record(definitions, source)
+    stored = {p.split(".")[0] for p in source.columns.values() if not p.startswith("^")}
+    added = []
+    for name, node in _record_fields(definitions, row).items():
+        if name in stored or name in source.unstored:
+            continue
+        leaf, _ = _leaf(definitions, node)
+        if leaf.kind == "record":
+            added.append((name, "String"))  # a record: its canonical JSON
+            continue
+        kind = _NEW_COLUMN[leaf.kind]
+        if leaf.optional and leaf.lists == 0:
+            kind = LCN if kind == LC else f"Nullable({kind})"
+        for _ in range(leaf.lists):
+            kind = f"Array({kind})"
+        added.append((name, kind))
+    return tuple(added)

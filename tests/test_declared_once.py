@@ -7,6 +7,7 @@ give, and an optional field added to a copy of a schema must reach every surface
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import inspect
 import json
@@ -22,6 +23,7 @@ from outcomes import schemas
 from outcomes.reducers import events
 from outcomes.reducers.catalog import EVENT_TYPES
 from outcomes.schemas import generate
+from outcomes.sinks import tables
 from outcomes.streams.sdk.producer import OutcomesProducer
 
 
@@ -126,3 +128,67 @@ def test_a_required_field_after_an_optional_one_is_refused(tmp_path: Path) -> No
     _add_field(copy, "RunStarted", {"name": "team", "type": "string"})
     with pytest.raises(generate.GenerateError, match=r"RunStarted\.team"):
         generate.render(copy, schemas.BASELINE_DIR)
+
+
+# -- ClickHouse columns --------------------------------------------------------------------
+
+
+def _definitions_with(
+    record: str, change: typing.Callable[[list[dict[str, object]]], object]
+) -> dict[str, typing.Any]:
+    definitions = copy.deepcopy(dict(schemas.current_definitions()))
+    full = f"{schemas.NAMESPACE}.{record}"
+    definitions[full] = copy.deepcopy(dict(definitions[full]))
+    change(definitions[full]["fields"])
+    return definitions
+
+
+def test_the_tables_columns_fit_the_schemas() -> None:
+    assert tables.column_drift() == []
+    assert all(tables.new_columns(t) == () for t in (*tables.LEGACY_TABLES, tables.ANSWER_CHECKS))
+
+
+def test_a_field_added_to_an_output_schema_gives_its_column() -> None:
+    """One edit to the schema: the check names the table that lacks the field, and the
+    migration takes its column (name and type) from `new_columns`."""
+    definitions = _definitions_with(
+        "AnswerCheck",
+        lambda fields: fields.append(
+            {"name": "reviewer", "type": ["null", "string"], "default": None}
+        ),
+    )
+    assert tables.column_drift(definitions) == [
+        "answer_checks: field reviewer of answer_check has no column"
+    ]
+    assert tables.new_columns(tables.ANSWER_CHECKS, definitions) == (
+        ("reviewer", "Nullable(String)"),
+    )
+    definitions = _definitions_with(
+        "Predicate",
+        lambda fields: fields.append(
+            {"name": "labels", "type": {"type": "array", "items": "string"}}
+        ),
+    )
+    assert tables.new_columns(tables.PREDICATE_RESULTS, definitions) == (
+        ("labels", "Array(String)"),
+    )
+
+
+def test_a_column_that_no_longer_fits_its_field_is_named() -> None:
+    def retype(fields: list[dict[str, object]]) -> None:
+        next(f for f in fields if f["name"] == "attempt")["type"] = "string"
+        next(f for f in fields if f["name"] == "text_digest")["name"] = "digest"
+
+    problems = tables.column_drift(_definitions_with("AnswerCheck", retype))
+    assert "answer_checks.attempt: UInt32 does not fit the field attempt" in problems
+    assert "answer_checks.text_digest: no field text_digest in answer_check" in problems
+    # An optional field needs a column that can hold its null.
+    optional = _definitions_with(
+        "Notification",
+        lambda fields: next(f for f in fields if f["name"] == "revision").update(
+            type=["null", "int"], default=None
+        ),
+    )
+    assert tables.column_drift(optional) == [
+        "notifications.revision: UInt32 does not fit the field revision"
+    ]
