@@ -14,7 +14,7 @@ of docs/records.md (the form `outcomes replay` writes and the `account` column h
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Final
 
 import orjson
@@ -26,6 +26,8 @@ ID_HEADER: Final = "outcomes-id"
 JSON_HEADER: Final = "outcomes-json"
 
 Headers = list[tuple[str, bytes]]
+# A header's value as confluent-kafka gives it.
+HeaderValue = str | bytes | None
 
 
 def canonical_json(record: OutputRecord) -> bytes:
@@ -43,14 +45,17 @@ def output_headers(record: OutputRecord) -> Headers:
 
 
 def read_output_headers(
-    headers: Sequence[tuple[str, bytes | None]] | None,
+    headers: Sequence[tuple[str, HeaderValue]] | Mapping[str, HeaderValue] | None,
 ) -> tuple[str, str, bytes] | None:
-    """(kind, id, canonical JSON) from a message's headers, or None if any is missing
-    or empty (then the record is decoded from its Avro value)."""
+    """(kind, id, canonical JSON) from a message's headers, or None if any is missing,
+    empty or not bytes (then the record is decoded from its Avro value)."""
     if not headers:
         return None
     kind = record_id = body = None
-    for name, value in headers:
+    pairs = headers.items() if isinstance(headers, Mapping) else headers
+    for name, value in pairs:
+        if not isinstance(value, bytes):
+            continue
         if name == JSON_HEADER:
             body = value
         elif name == ID_HEADER:

@@ -4,9 +4,13 @@ Records are buffered per (topic, partition). Once `batch_records` records are bu
 in all, or the oldest is `batch_seconds` old, every buffered partition is written in one
 call on a writer thread while consuming goes on; a partition's offset is committed only
 after ClickHouse acknowledged its rows (sinks/writer.py makes the re-insert after a
-crash or rebalance a no-op). Bytes that do not decode, or decode to
-something that is not a valid output record, become `dead_letters` rows (recorded_by
-`sink`) and never stall the partition.
+crash or rebalance a no-op).
+
+A record the worker published with its headers (common/output_headers.py) is buffered
+as it came: its key, id and canonical JSON, which the writer hands to ClickHouse without
+decoding. Any other record is decoded from its Avro value into rows here. Bytes that do
+not decode, or decode to something that is not a valid output record, become
+`dead_letters` rows (recorded_by `sink`) and never stall the partition.
 """
 
 from __future__ import annotations
@@ -25,15 +29,17 @@ from confluent_kafka import Consumer, KafkaError, KafkaException, Message, Topic
 from outcomes.common.broker import check_broker
 from outcomes.common.codec import Codec
 from outcomes.common.errors import SCHEMA_VIOLATION, UNDECODABLE, CodecError
+from outcomes.common.output_headers import read_output_headers
 from outcomes.common.runtime import consume_ready
 from outcomes.common.settings import Settings
 from outcomes.reducers.catalog import OUTPUT_KINDS, OUTPUT_TOPICS
 from outcomes.reducers.records import OutputRecord, dead_letter
 from outcomes.sinks import clickhouse, defaults
 from outcomes.sinks.exceptions import MalformedRecord, SinkError, UnknownRecordKind
+from outcomes.sinks.json_insert import TABLE_OF_KIND
 from outcomes.sinks.live import LiveServer
 from outcomes.sinks.rows import Row, rows_for, sink_dead_letter_rows
-from outcomes.sinks.writer import ClickHouseWriter, WriteReport
+from outcomes.sinks.writer import ClickHouseWriter, Encoded, WriteReport
 
 log = logging.getLogger(__name__)
 
@@ -99,6 +105,7 @@ class SinkStats:
 @dataclass
 class _Buffer:
     rows: dict[str, list[Row]] = field(default_factory=dict)
+    encoded: dict[str, list[Encoded]] = field(default_factory=dict)
     records: int = 0
     first_at: float = 0.0
     next_offset: int = -1
@@ -111,12 +118,23 @@ class _Buffer:
         self.records += 1
         self.next_offset = offset + 1
 
+    def add_encoded(self, kind: str, record: Encoded, offset: int, now: float) -> None:
+        if self.records == 0:
+            self.first_at = now
+        self.encoded.setdefault(kind, []).append(record)
+        self.records += 1
+        self.next_offset = offset + 1
+
 
 class RowWriter(Protocol):
     """What the sink writes through (`ClickHouseWriter`): idempotent, and returns only
-    once every row given is stored."""
+    once every row and encoded record (by output kind) given is stored."""
 
-    def write_rows(self, rows: Mapping[str, Sequence[Row]]) -> WriteReport: ...
+    def write_rows(
+        self,
+        rows: Mapping[str, Sequence[Row]],
+        encoded: Mapping[str, Sequence[Encoded]] | None = None,
+    ) -> WriteReport: ...
 
 
 @dataclass
@@ -281,6 +299,19 @@ class Sink:
                 raise KafkaFailure(f"Kafka consumer failed: {error.str()}")
             log.warning("Kafka consumer error (retrying): %s", error.str())
             return False
+        topic, partition, offset = message.topic(), message.partition(), message.offset()
+        assert topic is not None and partition is not None and offset is not None
+        headed = read_output_headers(message.headers())
+        if headed is not None and headed[0] in TABLE_OF_KIND:
+            kind, record_id, body = headed
+            key = message.key()
+            record = Encoded(key.decode(errors="replace") if key else "", record_id, body)
+            buffer = self._buffers.get((topic, partition))
+            if buffer is None:
+                buffer = self._buffers[(topic, partition)] = _Buffer()
+            buffer.add_encoded(kind, record, offset, now)
+            self.stats.consumed += 1
+            return True
         rows, dead_lettered = table_rows(self.codec, message)
         if dead_lettered:
             self.stats.dead_letters += 1
@@ -290,8 +321,6 @@ class Sink:
                 message.partition(),
                 message.offset(),
             )
-        topic, partition, offset = message.topic(), message.partition(), message.offset()
-        assert topic is not None and partition is not None and offset is not None
         self._buffers.setdefault((topic, partition), _Buffer()).add(rows, offset, now)
         self.stats.consumed += 1
         return True
@@ -343,13 +372,16 @@ class Sink:
         each write pays a fixed cost per table, a read-back query and an insert)."""
         assert self._writing is None
         combined: dict[str, list[Row]] = {}
+        encoded: dict[str, list[Encoded]] = {}
         for key in keys:
             for table, rows in self._buffers[key].rows.items():
                 combined.setdefault(table, []).extend(rows)
+            for kind, records in self._buffers[key].encoded.items():
+                encoded.setdefault(kind, []).extend(records)
         offsets = [TopicPartition(t, p, self._buffers[(t, p)].next_offset) for t, p in keys]
         for key in keys:
             del self._buffers[key]
-        future = self._pool.submit(self.writer.write_rows, combined)
+        future = self._pool.submit(self.writer.write_rows, combined, encoded)
         self._writing = _Write(future, offsets, time.monotonic())
 
     def _finish_write(self, lost: set[tuple[str, int]] | None = None) -> None:

@@ -48,6 +48,7 @@ from starlette.routing import Route
 from outcomes.common import door
 from outcomes.common.codec import Codec
 from outcomes.common.door import Component, DoorServer
+from outcomes.common.output_headers import output_headers
 from outcomes.common.runtime import consume_ready, freeze_survivors
 from outcomes.common.settings import Settings
 from outcomes.reducers.answers import answer_checked_event
@@ -353,10 +354,17 @@ class BatchWorker:
 
     # -- the stages ------------------------------------------------------------------
 
-    def _produce(self, topic: str, key: bytes, value: bytes, partition: int = -1) -> None:
+    def _produce(
+        self,
+        topic: str,
+        key: bytes,
+        value: bytes,
+        partition: int = -1,
+        headers: list[tuple[str, str | bytes | None]] | None = None,
+    ) -> None:
         while True:
             try:
-                self.producer.produce(topic, value, key, partition)
+                self.producer.produce(topic, value, key, partition, headers=headers)
                 return
             except BufferError:  # the local queue is full: let deliveries drain it
                 self.producer.poll(0.05)
@@ -365,9 +373,15 @@ class BatchWorker:
         self._produce(self.changelog, key, value, partition)
 
     def _publish(self, records: list[OutputRecord]) -> None:
+        # Each output carries its canonical JSON in headers: the sink hands it to
+        # ClickHouse without decoding the Avro value (common/output_headers.py).
         for record in records:
+            value = self.codec.encode_output(record)
             self._produce(
-                OUTPUT_TOPICS[record.kind], record.key.encode(), self.codec.encode_output(record)
+                OUTPUT_TOPICS[record.kind],
+                record.key.encode(),
+                value,
+                headers=[*output_headers(record)],
             )
         self.counters.outputs += len(records)
 

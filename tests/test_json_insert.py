@@ -170,3 +170,20 @@ def test_json_records_are_written_once_and_purged_runs_never(chdb_path: str) -> 
     assert mine and sum(report.purged.values()) == mine
     revisions = purged.conn.table("account_revision_rows")
     assert purged.conn.rows(f"SELECT count() FROM {revisions} WHERE run_id = '{victim}'") == [(0,)]
+
+
+def test_a_record_given_both_ways_in_one_write_lands_once(chdb_path: str) -> None:
+    """The same records as rows and as JSON in one write (delivered once with headers and
+    once without, in one flush) store one row each."""
+    records = _records()
+    writer = ClickHouseWriter(f"chdb://{chdb_path}")
+    report = writer.write_rows(_decoded_rows(records), _encoded(records))
+    assert report.rows_inserted == len(records)
+    for table in schema.DATA_TABLES:
+        key = "row_id"
+        if "record_table" in table.column_names:
+            key = "concat(record_table, '/', row_id)"
+        n, distinct = writer.conn.rows(
+            f"SELECT count(), uniqExact({key}) FROM {writer.conn.table(table.name)}"
+        )[0]
+        assert n == distinct, table.name

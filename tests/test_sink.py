@@ -22,14 +22,16 @@ import pytest
 from confluent_kafka import Producer
 
 from outcomes.common.codec import Codec
+from outcomes.common.output_headers import Headers, canonical_json, output_headers
 from outcomes.common.settings import Settings
 from outcomes.devtools import samples
 from outcomes.reducers.catalog import EVENT_TOPICS
 from outcomes.reducers.records import OutputRecord
 from outcomes.sinks import clickhouse, schema
 from outcomes.sinks.consumer import Sink, SinkConfig
+from outcomes.sinks.json_insert import TABLE_OF_KIND
 from outcomes.sinks.rows import Row, rows_for
-from outcomes.sinks.writer import WriteReport
+from outcomes.sinks.writer import Encoded, WriteReport
 
 pytestmark = [pytest.mark.clickhouse, pytest.mark.slow]
 ROOT = Path(__file__).resolve().parent.parent
@@ -43,10 +45,16 @@ def chdb_dsn(tmp_path: Path) -> Iterator[str]:
     clickhouse.close_all()
 
 
-def produce(config: dict[str, str], topic: str, values: list[tuple[str, bytes]]) -> None:
+def produce(
+    config: dict[str, str],
+    topic: str,
+    values: list[tuple[str, bytes]],
+    headers: list[Headers | None] | None = None,
+) -> None:
     producer = Producer({**config, "linger.ms": "20", "enable.idempotence": "true"})
-    for key, value in values:
-        producer.produce(topic, key=key.encode(), value=value)
+    for index, (key, value) in enumerate(values):
+        given = headers[index] if headers is not None else None
+        producer.produce(topic, key=key.encode(), value=value, headers=given)
         producer.poll(0)
     assert producer.flush(30) == 0
 
@@ -128,6 +136,46 @@ def test_sink_lands_everything_once_and_dead_letters_garbage(
     # Offsets were committed: the same group finds nothing new.
     again = Sink(settings, config).run()
     assert again.consumed == 0
+
+
+def test_records_with_headers_land_once_beside_records_without(
+    kafka_settings: Settings,
+    kafka_config: dict[str, str],
+    kafka_topic: Callable[..., str],
+    chdb_dsn: str,
+) -> None:
+    """A worker's outputs with their headers (common/output_headers.py) and an older
+    worker's without, each delivered twice, land once; the account column holds the
+    headers' canonical JSON; a record whose headers name no output kind is decoded."""
+    codec = Codec(kafka_settings)
+    records = samples.sample_records()
+    topic = kafka_topic("out", partitions=3)
+    values = [(r.key, codec.encode_output(r)) for r in records]
+    headed: list[Headers | None] = [output_headers(r) for r in records]
+    plain: list[Headers | None] = [None] * len(records)
+    # Every other record with headers; the first with a kind no sink knows.
+    mixed = [h if i % 2 else None for i, h in enumerate(headed)]
+    odd: Headers = [("outcomes-kind", b"no_such_kind"), *output_headers(records[0])[1:]]
+    mixed[0] = odd
+    produce(kafka_config, topic, values + values, headed + plain)
+    produce(kafka_config, topic, values, mixed)
+
+    settings = Settings.load(bootstrap=kafka_settings.bootstrap, clickhouse=chdb_dsn)
+    config = SinkConfig(
+        group_id=f"test-sink-{uuid.uuid4().hex[:8]}",
+        topics=(topic,),
+        until_idle=4.0,
+        batch_seconds=0.3,
+        query_port=None,
+    )
+    stats = Sink(settings, config).run()
+    assert stats.consumed == 3 * len(records)
+    assert stats.dead_letters == 0
+    assert_exactly_once(chdb_dsn, records)
+    conn = clickhouse.connect(chdb_dsn)
+    stored = dict(conn.rows(f"SELECT row_id, account FROM {conn.table('account_revision_rows')}"))
+    accounts = [r for r in records if r.kind == "account_revision"]
+    assert accounts and all(stored[r.id].encode() == canonical_json(r) for r in accounts)
 
 
 def _start_sink(dsn: str, bootstrap: str, topic: str, group: str) -> subprocess.Popen[str]:
@@ -269,13 +317,21 @@ class _SlowWriter:
         self.delay = delay
         self.ids: dict[str, list[str]] = {}
 
-    def write_rows(self, rows: Mapping[str, Sequence[Row]]) -> WriteReport:
+    def write_rows(
+        self,
+        rows: Mapping[str, Sequence[Row]],
+        encoded: Mapping[str, Sequence[Encoded]] | None = None,
+    ) -> WriteReport:
         time.sleep(self.delay)
         report = WriteReport()
         for table, batch in rows.items():
             at = schema.TABLES_BY_NAME[table].column_names.index("row_id")
             self.ids.setdefault(table, []).extend(str(row[at]) for row in batch)
             report.inserted[table] = len(batch)
+        for kind, records in (encoded or {}).items():
+            table = TABLE_OF_KIND[kind]
+            self.ids.setdefault(table, []).extend(r.id for r in records)
+            report.inserted[table] = report.inserted.get(table, 0) + len(records)
         return report
 
 
