@@ -8,90 +8,60 @@ they hold and the enums they use (`Literal`), from the Avro schemas. Import them
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import ClassVar, Literal
+from typing import ClassVar
 
-AnswerDecision = Literal[
-    "pass",
-    "repair",
-    "contain",
-    "unchecked",
-]
+from outcomes.reducers.enums_generated import (
+    AnswerDecision,
+    ArtifactChange,
+    AuthoredBy,
+    CandidateDecision,
+    CheckResult,
+    CheckScope,
+    Completion,
+    ReceiptObservation,
+    ReceiptOrigin,
+    ReviewState,
+    ToolOutcome,
+    TransitionState,
+)
 
-ArtifactChange = Literal[
-    "added",
-    "modified",
-    "deleted",
-    "renamed",
-    "generated",
-    "excluded",
-    "quarantined",
-]
-
-AuthoredBy = Literal[
-    "user",
-    "product_rule",
-    "model",
-]
-
-CandidateDecision = Literal[
-    "selected",
-    "withheld",
-]
-
-CheckResult = Literal[
-    "pass",
-    "fail",
-    "indeterminate",
-]
-
-CheckScope = Literal[
-    "focused",
-    "suite",
-]
-
-Completion = Literal[
-    "completed",
-    "contained",
-    "cancelled",
-]
-
-ReceiptObservation = Literal[
-    "present",
-    "absent",
-    "failed",
-]
-
-ReceiptOrigin = Literal[
-    "provider_receipt",
-    "provider_query",
-    "reconciliation",
-    "user_attestation",
-]
-
-ReviewState = Literal[
-    "pass",
-    "fail",
-    "indeterminate",
-    "revise",
-]
-
-ToolOutcome = Literal[
-    "succeeded",
-    "failed",
-    "indeterminate",
-    "not_applicable",
-]
-
-TransitionState = Literal[
-    "prepared",
-    "denied",
-    "approved",
-    "active",
-    "unknown",
-    "observed",
-    "completed",
-    "contradicted",
-    "compensated",
+__all__ = [
+    "EVENT_CLASSES",
+    "AnswerChecked",
+    "AnswerDecision",
+    "Artifact",
+    "ArtifactChange",
+    "AuthoredBy",
+    "Candidate",
+    "CandidateDecision",
+    "CheckResult",
+    "CheckScope",
+    "Completion",
+    "EffectIntended",
+    "EffectReceiptObserved",
+    "EffectTransitioned",
+    "Event",
+    "FinalizeRequested",
+    "GoalRevised",
+    "InferenceStarted",
+    "InjectionRecorded",
+    "NarrativeSubmitted",
+    "ReceiptObservation",
+    "ReceiptOrigin",
+    "RequiredCheck",
+    "ResponseDisposed",
+    "RetrievalEvaluated",
+    "ReviewRecorded",
+    "ReviewState",
+    "RunCancelled",
+    "RunInterrupted",
+    "RunStarted",
+    "ToolFinished",
+    "ToolOutcome",
+    "ToolStarted",
+    "TransitionState",
+    "VerificationReceived",
+    "WorkspaceSnapshotted",
 ]
 
 

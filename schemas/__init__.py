@@ -13,6 +13,10 @@ change against it (see README.md). `history/` holds every self-contained record 
 main has ever held, one JSON file per version, so that data written by an older (or a
 not yet upgraded) producer or worker still decodes: the codec's store of writer schemas
 knows them all (`python -m outcomes.common.codec.history` records the current ones).
+
+The Python surfaces of the schemas (the event dataclasses, the enums as `Literal` types,
+the producer SDK's typed methods) are generated from them by
+`python -m outcomes.schemas.generate` (README.md, "Declared once").
 """
 
 from __future__ import annotations

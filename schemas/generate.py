@@ -2,9 +2,10 @@
 
 `python -m outcomes.schemas.generate` writes, from the `*.avsc` files:
 
+- `reducers/enums_generated.py`: every enum as a `Literal` of its canonical values;
 - `reducers/events_generated.py`: each input event as a frozen dataclass (the envelope in
-  `Event`), the records they hold, the enums they use as `Literal` types, and
-  `EVENT_CLASSES`; `reducers/events.py` re-exports them under their public names;
+  `Event`), the records they hold, and `EVENT_CLASSES`; `reducers/events.py` re-exports
+  them under their public names;
 - `streams/sdk/methods_generated.py`: the producer SDK's record types (`TypedDict`) and
   one typed method per event type, which `OutcomesProducer` inherits.
 
@@ -34,6 +35,7 @@ from outcomes.reducers.catalog import EVENT_TYPES
 from outcomes.schemas import BASELINE_DIR, EVENT_SCHEMAS, NAMESPACE, SCHEMA_DIR, load_definitions
 
 ROOT: Final = SCHEMA_DIR.parent
+ENUMS_MODULE: Final = Path("reducers/enums_generated.py")
 EVENTS_MODULE: Final = Path("reducers/events_generated.py")
 SDK_MODULE: Final = Path("streams/sdk/methods_generated.py")
 
@@ -254,9 +256,15 @@ def _dataclass_fields(owner: str, fields: list[Field]) -> Iterator[str]:
             yield f"    {f.name}: {f.core}"
 
 
+def _sorted_all(names: list[str]) -> list[str]:
+    """`__all__`'s order as ruff keeps it: constants, then classes and the rest."""
+    return sorted(names, key=lambda n: (not n.isupper(), n))
+
+
 def render_events(schemas: _Schemas) -> str:
     events = _event_records(schemas)
     envelope = schemas.fields(EVENT_SCHEMAS[EVENT_TYPES[0]])[: len(ENVELOPE)]
+    exported = ["EVENT_CLASSES", "Event", *schemas.records, *(name for _, name, _ in events)]
     out = [
         HEADER,
         '"""Input events as immutable values: one frozen dataclass per event type, the records',
@@ -266,11 +274,15 @@ def render_events(schemas: _Schemas) -> str:
         "from __future__ import annotations",
         "",
         "from dataclasses import dataclass",
-        "from typing import ClassVar, Literal",
-    ]
-    for name, symbols in sorted(schemas.enums.items()):
-        out += ["", *_literal(name, symbols)]
-    out += [
+        "from typing import ClassVar",
+        "",
+        "from outcomes.reducers.enums_generated import (",
+        *(f"    {name}," for name in sorted(schemas.enums)),
+        ")",
+        "",
+        "__all__ = [",
+        *(f'    "{name}",' for name in _sorted_all([*schemas.enums, *exported])),
+        "]",
         "",
         "",
         "@dataclass(frozen=True, slots=True)",
@@ -403,11 +415,35 @@ def render_sdk(schemas: _Schemas) -> str:
     return "\n".join(out)
 
 
+def render_enums(definitions: Mapping[str, Mapping[str, Any]]) -> str:
+    out = [
+        HEADER,
+        '"""Every enum of the Avro schemas as a `Literal` of its canonical values (the',
+        "schema's `canonicalValues` where a symbol differs: `account.final`), named as in the",
+        'schemas."""',
+        "",
+        "from __future__ import annotations",
+        "",
+        "from typing import Literal",
+    ]
+    for schema in sorted(definitions.values(), key=lambda d: str(d["name"])):
+        if schema["type"] == "enum":
+            canonical = schema.get("canonicalValues", {})
+            symbols = tuple(canonical.get(s, s) for s in schema["symbols"])
+            out += ["", *_literal(str(schema["name"]), symbols)]
+    out.append("")
+    return "\n".join(out)
+
+
 def render(schema_dir: Path = SCHEMA_DIR, baseline_dir: Path = BASELINE_DIR) -> dict[Path, str]:
     """The generated modules, by path under the repository's root, for `schema_dir`."""
     schemas = _Schemas(load_definitions(schema_dir), load_definitions(baseline_dir))
     events = render_events(schemas)  # collects the enums and records the SDK imports
-    return {EVENTS_MODULE: events, SDK_MODULE: render_sdk(schemas)}
+    return {
+        ENUMS_MODULE: render_enums(schemas.definitions),
+        EVENTS_MODULE: events,
+        SDK_MODULE: render_sdk(schemas),
+    }
 
 
 def stale(root: Path = ROOT) -> list[Path]:

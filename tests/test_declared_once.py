@@ -20,10 +20,11 @@ from pathlib import Path
 import pytest
 
 from outcomes import schemas
-from outcomes.reducers import events
+from outcomes.reducers import enums_generated, events
 from outcomes.reducers.catalog import EVENT_TYPES
 from outcomes.schemas import generate
 from outcomes.sinks import tables
+from outcomes.streams.sdk import consumer
 from outcomes.streams.sdk.producer import OutcomesProducer
 
 
@@ -192,3 +193,51 @@ def test_a_column_that_no_longer_fits_its_field_is_named() -> None:
     assert tables.column_drift(optional) == [
         "notifications.revision: UInt32 does not fit the field revision"
     ]
+
+
+# -- the consumer SDK's items ------------------------------------------------------------
+
+# Item -> (record kind, item field -> record field where the names differ).
+ITEMS: dict[type, tuple[str, dict[str, str]]] = {
+    consumer.Notification: ("notification", {"notification_kind": "kind"}),
+    consumer.ClaimNotification: ("claim_notification", {}),
+    consumer.AccountRevision: ("account_revision", {}),
+    consumer.ClaimVerdict: ("claim_verdict", {}),
+}
+_ITEM_BASE = frozenset({"id", "run_id", "origin", "body"})
+_JSON_SCALARS = {"string": str, "int": int, "long": int, "boolean": bool, "double": float}
+
+
+def _json_type(node: typing.Any) -> typing.Any:
+    """The Python type of a field's value in a record's canonical JSON (the item's body)."""
+    if isinstance(node, list):
+        (inner,) = [branch for branch in node if branch != "null"]
+        return _json_type(inner) | None
+    if isinstance(node, dict):
+        if node.get("logicalType") == "timestamp-micros":
+            return str  # RFC 3339 text in canonical JSON
+        if node.get("type") == "array":
+            return tuple[_json_type(node["items"]), ...]  # type: ignore[misc]
+        return _json_type(node["type"])
+    if node in _JSON_SCALARS:
+        return _JSON_SCALARS[node]
+    assert schemas.current_definitions()[f"{schemas.NAMESPACE}.{node}"]["type"] == "enum"
+    return getattr(enums_generated, node)
+
+
+@pytest.mark.parametrize("item", list(ITEMS), ids=lambda cls: cls.__name__)
+def test_the_consumer_items_fields_are_the_records_fields(item: type) -> None:
+    """The items show a chosen few of their record's fields (all are in `body`); each
+    has the type the schema gives, so a changed schema fails here until the item follows."""
+    kind, renamed = ITEMS[item]
+    fields = {
+        f["name"]: f["type"]
+        for f in schemas.current_definitions()[schemas.OUTPUT_SCHEMAS[kind]]["fields"]
+    }
+    hints = typing.get_type_hints(item)
+    own = [f.name for f in dataclasses.fields(item) if f.name not in _ITEM_BASE]
+    assert own
+    for name in own:
+        field = renamed.get(name, name)
+        assert field in fields, f"{item.__name__}.{name}: no field {field} in {kind}"
+        assert hints[name] == _json_type(fields[field]), f"{item.__name__}.{name}"

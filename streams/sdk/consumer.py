@@ -50,6 +50,16 @@ from outcomes.common.errors import SCHEMA_VIOLATION, UNDECODABLE, CodecError
 from outcomes.common.retry import Backoff, Deadline
 from outcomes.common.settings import Settings
 from outcomes.reducers.catalog import OUTPUT_TOPICS
+
+# The records' enums, from the Avro schemas (`python -m outcomes.schemas.generate`).
+# ClaimVerdictValue: `needs_review` is a claim the reader could not decide: route it to a
+# person, never count it as contradicted.
+from outcomes.reducers.enums_generated import (
+    AccountStatus,
+    ClaimKind,
+    ClaimVerdictValue,
+    NotificationKind,
+)
 from outcomes.reducers.errors import OutcomesError
 from outcomes.reducers.records import dead_letter
 
@@ -60,8 +70,6 @@ log = logging.getLogger(__name__)
 _librdkafka_log = logging.getLogger(f"{__name__}.librdkafka")
 _librdkafka_log.addHandler(logging.NullHandler())
 
-AccountStatus = Literal["complete", "partially_complete", "failed", "blocked", "unresolved"]
-NotificationKind = Literal["account.final", "account.superseded"]
 RecordKind = Literal["notification", "claim_notification", "account_revision", "claim_verdict"]
 RECORD_KINDS: Final[tuple[RecordKind, ...]] = (
     "notification",
@@ -183,11 +191,6 @@ class AccountRevision(_Item):
         return self.revision == 1 or "status" in self.changes
 
 
-ClaimVerdictValue = Literal["supported", "contradicted", "omitted", "unverifiable", "needs_review"]
-"""The verdicts of schemas/io.outcomes.v1.ClaimVerdictValue.avsc. `needs_review` is a claim
-the reader could not decide: route it to a person, never count it as contradicted."""
-
-
 @dataclass(frozen=True, slots=True, kw_only=True)
 class ClaimVerdict(_Item):
     """A verdict on one narrative claim, or a later settlement of it. `id` is the
@@ -198,7 +201,7 @@ class ClaimVerdict(_Item):
     narrative_id: str
     settlement: int
     verdict: ClaimVerdictValue
-    claim_kind: str
+    claim_kind: ClaimKind
     subject: str | None
     withdrawn: bool
     # What the account supports in the claim's place (contradicted), or the obligation an
