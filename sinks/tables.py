@@ -500,6 +500,8 @@ class FieldColumns:
     unstored: Mapping[str, str] = dataclasses.field(default_factory=dict)
     each: str | None = None
     null_as_empty: frozenset[str] = frozenset()
+    # Which records give this table rows: a field and its value (None: every record).
+    where: tuple[str, str] | None = None
 
 
 _IN_ACCOUNT = "kept in the account JSON (the `account` column)"
@@ -605,6 +607,7 @@ FIELD_COLUMNS: Mapping[str, FieldColumns] = {
             },
         },
         unstored={"row_type": "the table is the row type", "injection": "", "finding": ""},
+        where=("row_type", "retrieval_candidate"),
     ),
     JOURNAL_CONTEXT_INJECTIONS.name: FieldColumns(
         "provenance_row",
@@ -620,6 +623,7 @@ FIELD_COLUMNS: Mapping[str, FieldColumns] = {
             },
         },
         unstored={"row_type": "the table is the row type", "retrieval": "", "finding": ""},
+        where=("row_type", "context_injection"),
     ),
     PROVENANCE_FINDINGS.name: FieldColumns(
         "provenance_row",
@@ -634,6 +638,7 @@ FIELD_COLUMNS: Mapping[str, FieldColumns] = {
             },
         },
         unstored={"row_type": "the table is the row type", "retrieval": "", "injection": ""},
+        where=("row_type", "finding"),
     ),
     NOTIFICATIONS.name: FieldColumns(
         "notification",
@@ -855,3 +860,71 @@ def new_columns(
             kind = f"Array({kind})"
         added.append((name, kind))
     return tuple(added)
+
+
+def _strip_low_cardinality(kind: str) -> str:
+    while (start := kind.find("LowCardinality(")) >= 0:
+        depth, end = 0, start + len("LowCardinality(")
+        while depth >= 0:  # to the matching parenthesis
+            depth += {"(": 1, ")": -1}.get(kind[end], 0)
+            end += 1
+        kind = kind[:start] + kind[start + len("LowCardinality(") : end - 1] + kind[end:]
+    return kind.split(" CODEC(")[0]
+
+
+def json_shape(kind: str, definitions: Mapping[str, Mapping[str, Any]] | None = None) -> str:
+    """The ClickHouse type that reads what `kind`'s tables need from its canonical JSON
+    (`JSONExtract(json, '<this>')`): a named Tuple of the fields FIELD_COLUMNS maps (and
+    `where` tests), each typed as its column holds it, a list of records an Array of
+    Tuples. Derived from the declaration above, so a sink that makes rows in ClickHouse
+    (sinks/json_insert.py) need not spell the records out again."""
+    from outcomes.schemas import OUTPUT_SCHEMAS  # lazy: as above
+
+    definitions = _definitions() if definitions is None else definitions
+    record = definitions[OUTPUT_SCHEMAS[kind]]
+    tree: dict[str, Any] = {}  # field -> its column type, or a subtree (list: `[]` key)
+
+    def insert(parts: list[str], column_type: str, null_as_empty: bool, each: bool) -> None:
+        # A table with `each` has a row per entry: that list is no Array in its columns.
+        node, current, crossed = tree, record, -1 if each else 0
+        for i, part in enumerate(parts):
+            leaf, named = _leaf(definitions, _record_fields(definitions, current)[part])
+            if i == len(parts) - 1:
+                for _ in range(crossed):  # the Arrays of the record lists on the way
+                    column_type = column_type[len("Array(") : -1]
+                typed = _strip_low_cardinality(column_type)
+                if leaf.optional and not typed.startswith("Nullable(") and null_as_empty:
+                    typed = f"Nullable({typed})"
+                node.setdefault(part, typed)
+                return
+            assert named is not None, f"{kind}: {'.'.join(parts)}"
+            node = node.setdefault(part, {"[]": leaf.lists > 0})
+            current, crossed = named, crossed + leaf.lists
+
+    for table in (*LEGACY_TABLES, ANSWER_CHECKS):
+        source = FIELD_COLUMNS[table.name]
+        if source.record != kind:
+            continue
+        for name, column_type in table.columns:
+            path = source.columns.get(name)
+            if path is None:
+                continue
+            inner = [source.each] if source.each and not path.startswith("^") else []
+            parts = [*inner, *path.lstrip("^").split(".")]
+            insert(parts, column_type, name in source.null_as_empty, bool(inner))
+        if source.where is not None:
+            insert([source.where[0]], "String", False, False)
+
+    def render(node: Mapping[str, Any]) -> str:
+        parts = []
+        for name, value in node.items():
+            if name == "[]":
+                continue
+            if isinstance(value, str):
+                parts.append(f"{name} {value}")
+            else:
+                inner = render(value)
+                parts.append(f"{name} {f'Array({inner})' if value['[]'] else inner}")
+        return f"Tuple({', '.join(parts)})"
+
+    return render(tree)

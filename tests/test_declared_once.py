@@ -241,3 +241,32 @@ def test_the_consumer_items_fields_are_the_records_fields(item: type) -> None:
         field = renamed.get(name, name)
         assert field in fields, f"{item.__name__}.{name}: no field {field} in {kind}"
         assert hints[name] == _json_type(fields[field]), f"{item.__name__}.{name}"
+
+
+def _type_tree(kind: str) -> typing.Any:
+    """A ClickHouse type as a comparable value: a named Tuple as a dict of its fields."""
+    kind = kind.strip()
+    if kind.startswith("Array(") and kind.endswith(")"):
+        return ("Array", _type_tree(kind[len("Array(") : -1]))
+    if not (kind.startswith("Tuple(") and kind.endswith(")")):
+        return kind
+    fields, depth, current = {}, 0, ""
+    for char in kind[len("Tuple(") : -1] + ",":
+        if char == "," and depth == 0:
+            name, _, inner = current.strip().partition(" ")
+            fields[name] = _type_tree(inner)
+            current = ""
+            continue
+        depth += {"(": 1, ")": -1}.get(char, 0)
+        current += char
+    return fields
+
+
+@pytest.mark.parametrize("kind", list(schemas.OUTPUT_SCHEMAS))
+def test_the_json_the_sink_reads_is_what_the_columns_declare(kind: str) -> None:
+    """The fields the JSON insert path reads from each record (sinks/json_insert.py), as
+    `tables.json_shape` derives them from the columns and the schemas."""
+    from outcomes.sinks import json_insert
+
+    assert _type_tree(json_insert._SHAPES[kind]) == _type_tree(tables.json_shape(kind))
+    assert "LowCardinality" not in tables.json_shape(kind)
