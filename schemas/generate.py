@@ -91,10 +91,11 @@ SDK_DOCS: Final[Mapping[str, str]] = {
     "recording one attempt twice is one event.",
 }
 
-# SDK arguments: an optional field defaults to None and a list to (), others are required;
-# these differ. Required: a snapshot's inventory, a retrieval's candidates and an
-# injection's candidate ids say something only when given; a finalize names its snapshot
-# or says None. Defaulted: the claim counts of an answer check (0 for an unchecked one).
+# SDK arguments: an optional field defaults to None, a list to (), a field with a default
+# in its schema to that, others are required; these differ. Required: a snapshot's
+# inventory, a retrieval's candidates and an injection's candidate ids say something only
+# when given; a finalize names its snapshot or says None. Defaulted: the claim counts of
+# an answer check (0 for an unchecked one).
 SDK_REQUIRED: Final = frozenset(
     {
         ("workspace.snapshot", "artifacts"),
@@ -322,6 +323,8 @@ def _sdk_arguments(event_type: str, fields: list[Field]) -> tuple[list[str], lis
             required.append(f"{f.name}: {f.sdk}")
         elif f.optional:
             defaulted.append(f"{f.name}: {f.sdk} = None")
+        elif f.default is not _NONE and not f.is_list:  # the schema's default
+            defaulted.append(f"{f.name}: {f.sdk} = {f.default!r}")
         elif f.is_list:
             defaulted.append(f"{f.name}: {f.sdk} = ()")
         else:

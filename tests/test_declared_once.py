@@ -94,6 +94,7 @@ def test_one_edit_to_a_schema_reaches_every_surface(
     shutil.copytree(schemas.SCHEMA_DIR, copy, ignore=shutil.ignore_patterns("baseline", "h*"))
     optional = {"name": "tenant", "type": ["null", "string"], "default": None}
     _add_field(copy, "ToolStarted", optional)
+    _add_field(copy, "ToolStarted", {"name": "retries", "type": "int", "default": 0})
     _add_field(copy, "Candidate", {**optional, "name": "note"})
     modules = generate.render(copy, schemas.BASELINE_DIR)
 
@@ -102,12 +103,14 @@ def test_one_edit_to_a_schema_reaches_every_surface(
     hints = typing.get_type_hints(started)
     assert hints["tenant"] == str | None
     assert started("e", "r", 1, "s", "a", "bash").tenant is None  # built as before the edit
+    assert started("e", "r", 1, "s", "a", "bash").retries == 0
     assert started("e", "r", 1, "s", "a", "bash", "acme").tenant == "acme"
     assert "note" in {f.name for f in dataclasses.fields(core.Candidate)}
 
     sdk = _load("outcomes.streams.sdk.generated_copy", modules[generate.SDK_MODULE], monkeypatch)
     params = inspect.signature(sdk.EventMethods.tool_started).parameters
     assert params["tenant"].default is None and params["tenant"].annotation == "str | None"
+    assert params["retries"].default == 0 and params["retries"].annotation == "int"
     assert "note" in sdk.Candidate.__optional_keys__
 
     sent: list[tuple[str, dict[str, object]]] = []
@@ -118,7 +121,9 @@ def test_one_edit_to_a_schema_reaches_every_surface(
             return "id"
 
     Recorder().tool_started(run_id="r", action_id="a", tool="bash", tenant="acme")
-    assert sent == [("tool.started", {"action_id": "a", "tool": "bash", "tenant": "acme"})]
+    assert sent == [
+        ("tool.started", {"action_id": "a", "tool": "bash", "tenant": "acme", "retries": 0})
+    ]
 
 
 def test_a_required_field_after_an_optional_one_is_refused(tmp_path: Path) -> None:
