@@ -11,6 +11,7 @@ from __future__ import annotations
 import fcntl
 import logging
 import os
+import tempfile
 import threading
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -21,6 +22,7 @@ from urllib.parse import parse_qs, urlsplit, urlunsplit
 import clickhouse_connect
 from clickhouse_connect.driver.client import Client
 from clickhouse_connect.driver.exceptions import Error as DriverError
+from clickhouse_connect.driver.external import ExternalData
 
 from outcomes.sinks.exceptions import (
     ClickHouseUnavailable,
@@ -113,18 +115,53 @@ class Connection:
         except DriverError as exc:
             raise ClickHouseUnavailable(f"ClickHouse refused: {_one_line(exc)}") from exc
 
-    def execute(
+    def insert_select(
         self,
-        sql: str,
-        parameters: Mapping[str, Any] | None = None,
-        settings: Mapping[str, Any] | None = None,
+        table: str,
+        columns: Sequence[str],
+        select: str,
+        sources: Mapping[str, Source],
+        settings: Mapping[str, str | int] | None = None,
     ) -> None:
-        """Run a statement that returns no rows (an `INSERT … SELECT`) with per-query
-        settings; bytes parameters bound as `$name$` go in as heredoc strings."""
+        """`INSERT INTO table (columns) SELECT …` where the `{name}` placeholders of
+        `select` are the tables of `sources[name]`: its data read in its format with
+        its structure. The settings go in the statement's own SETTINGS clause.
+
+        The data travels beside the statement, never inside it: ClickHouse's parser
+        costs ~30 ms of CPU per MB of a string literal in the query (chDB, measured),
+        reading the same bytes as data ~3 ms. On chDB each source is a temporary file
+        read by the `file` table function; on a server it is external data (a
+        temporary table of the request, sent in the request's body). Settings passed
+        to the chDB driver instead cost a SET and a restore each, several ms a call.
+        """
+        names = ", ".join(f"`{name}`" for name in columns)
+        clause = ", ".join(
+            f"{key} = {value if isinstance(value, int) else _literal(value)}"
+            for key, value in (settings or {}).items()
+        )
+        sql = f"INSERT INTO {self.table(table)} ({names})"
+        sql += f" SETTINGS {clause}\n" if clause else "\n"
+        sql += select
         try:
-            self.client.command(
-                sql, parameters=dict(parameters or {}), settings=dict(settings or {})
-            )
+            if self.target.embedded:
+                with tempfile.TemporaryDirectory(prefix="outcomes-insert-") as tmp:
+                    for name, source in sources.items():
+                        path = Path(tmp) / name
+                        path.write_bytes(source.data)
+                        read = (
+                            f"file({_literal(str(path))}, {_literal(source.fmt)}, "
+                            f"{_literal(source.structure)})"
+                        )
+                        sql = sql.replace(f"{{{name}}}", read)
+                    self.client.command(sql)
+                return
+            external = ExternalData()
+            for name, source in sources.items():
+                external.add_file(
+                    file_name=name, data=source.data, fmt=source.fmt, structure=source.structure
+                )
+                sql = sql.replace(f"{{{name}}}", name)
+            self.client.command(sql, external_data=external)
         except DriverError as exc:
             raise ClickHouseUnavailable(f"ClickHouse refused: {_one_line(exc)}") from exc
 
@@ -178,6 +215,21 @@ class Connection:
     def use_database(self) -> None:
         """Make the outcomes database the default for unqualified names (analyst SQL)."""
         self.client.database = self.target.database
+
+
+@dataclass(frozen=True)
+class Source:
+    """Data for `Connection.insert_select`: bytes in a ClickHouse input format, and the
+    columns (a structure, `name Type, …`) to read them as."""
+
+    data: bytes
+    fmt: str
+    structure: str
+
+
+def _literal(text: str) -> str:
+    """A ClickHouse string literal."""
+    return "'" + text.replace("\\", "\\\\").replace("'", "\\'") + "'"
 
 
 def _one_line(exc: BaseException) -> str:

@@ -2,8 +2,9 @@
 
 The same mapping as sinks/rows.py, written as ClickHouse expressions over each record's
 canonical JSON (docs/records.md; the `outcomes-json` header, common/output_headers.py):
-a flush hands ClickHouse the records' JSON bytes, newline-joined, as one
-`format(JSONAsString, …)` per kind, and one `INSERT … SELECT` per table makes the rows,
+a flush hands ClickHouse the records' JSON bytes, newline-joined, as one table of
+`JSONAsString` lines per kind (`Connection.insert_select`: a file on chDB, external
+data on a server), and one `INSERT … SELECT` per table makes the rows,
 so the sink's Python neither decodes the records nor builds their rows. The `account`
 column is the JSON as it came, byte for byte; timestamps go from their RFC 3339 text
 straight into `DateTime64(6, 'UTC')` (ClickHouse parses them: no integer step).
@@ -109,42 +110,42 @@ class _Variant:
 _REVISION = _Variant(
     tables.ACCOUNT_REVISION_ROWS,
     (
-        "j.run_id",
-        "j.revision",
-        "j.supersedes",
-        "j.revision_id",
-        "j.status",
-        "j.workflow_status",
-        "j.observation_cutoff",
-        "j.trigger_event_id",
-        "j.state_revision",
-        "j.goal_revision",
-        "j.candidate_snapshot",
-        "j.schema_version",
-        "j.assembler_version",
-        "j.dimensions.response_completion",
-        "j.dimensions.requested_action_outcome",
-        "j.dimensions.verification",
-        "j.dimensions.review",
-        "j.dimensions.durability",
-        "j.changes",
-        "json",  # the canonical account, as it came
-        "arrayMap(p -> p.id, j.predicates)",
-        "arrayMap(p -> splitByChar(':', p.id)[1], j.predicates)",
-        "arrayMap(p -> p.required, j.predicates)",
-        "arrayMap(p -> p.state, j.predicates)",
-        "arrayMap(p -> p.reason, j.predicates)",
-        "arrayMap(p -> p.evidence, j.predicates)",
-        "arrayMap(c -> c.subject, j.contradictions)",
-        "arrayMap(c -> c.kind, j.contradictions)",
-        "arrayMap(c -> arrayMap(e -> e.event_id, c.evidence), j.contradictions)",
-        "arrayMap(c -> arrayMap(e -> e.value, c.evidence), j.contradictions)",
-        "arrayMap(c -> arrayMap(e -> e.occurred_at, c.evidence), j.contradictions)",
-        "arrayMap(e -> e.intent_id, j.effects)",
-        "arrayMap(e -> e.effect_class, j.effects)",
-        "arrayMap(e -> e.state, j.effects)",
-        "arrayMap(e -> e.receipts, j.effects)",
-        "arrayMap(e -> e.unresolved, j.effects)",
+        "run_id",
+        "revision",
+        "supersedes",
+        "revision_id",
+        "status",
+        "workflow_status",
+        "observation_cutoff",
+        "trigger_event_id",
+        "state_revision",
+        "goal_revision",
+        "candidate_snapshot",
+        "schema_version",
+        "assembler_version",
+        "dimensions.response_completion",
+        "dimensions.requested_action_outcome",
+        "dimensions.verification",
+        "dimensions.review",
+        "dimensions.durability",
+        "changes",
+        "canonical.json",  # the canonical account, as it came
+        "arrayMap(p -> p.id, predicates)",
+        "arrayMap(p -> splitByChar(':', p.id)[1], predicates)",
+        "arrayMap(p -> p.required, predicates)",
+        "arrayMap(p -> p.state, predicates)",
+        "arrayMap(p -> p.reason, predicates)",
+        "arrayMap(p -> p.evidence, predicates)",
+        "arrayMap(c -> c.subject, contradictions)",
+        "arrayMap(c -> c.kind, contradictions)",
+        "arrayMap(c -> arrayMap(e -> e.event_id, c.evidence), contradictions)",
+        "arrayMap(c -> arrayMap(e -> e.value, c.evidence), contradictions)",
+        "arrayMap(c -> arrayMap(e -> e.occurred_at, c.evidence), contradictions)",
+        "arrayMap(e -> e.intent_id, effects)",
+        "arrayMap(e -> e.effect_class, effects)",
+        "arrayMap(e -> e.state, effects)",
+        "arrayMap(e -> e.receipts, effects)",
+        "arrayMap(e -> e.unresolved, effects)",
     ),
 )
 
@@ -153,165 +154,165 @@ _BY_NAME = tables.OUTPUT_ROW_TABLES_BY_NAME
 _NOTIFICATION = _Variant(
     _BY_NAME["notifications"],
     (
-        "j.run_id",
-        "j.revision",
-        "j.notification_id",
-        "j.kind",
-        "j.supersedes",
-        "j.status",
-        "j.previous_status",
-        "j.completion_automation",
-        "j.observation_cutoff",
+        "run_id",
+        "revision",
+        "notification_id",
+        "kind",
+        "supersedes",
+        "status",
+        "previous_status",
+        "completion_automation",
+        "observation_cutoff",
     ),
 )
 
 _CLAIM_NOTIFICATION = _Variant(
     _BY_NAME["claim_notifications"],
     (
-        "j.run_id",
-        "j.revision",
-        "j.trigger_event_id",
-        "j.notification_id",
-        "j.status",
-        "j.observation_cutoff",
-        "j.narrative_ids",
-        "j.verdict_ids",
-        "j.superseded",
-        "j.withdrawn",
+        "run_id",
+        "revision",
+        "trigger_event_id",
+        "notification_id",
+        "status",
+        "observation_cutoff",
+        "narrative_ids",
+        "verdict_ids",
+        "superseded",
+        "withdrawn",
     ),
 )
 
 _ANSWER_CHECK = _Variant(
     _BY_NAME["answer_checks"],
     (
-        "j.run_id",
-        "j.answer_chain_id",
-        "j.attempt",
-        "j.check_id",
-        "j.event_id",
-        "j.occurred_at",
-        "j.source",
-        "j.decision",
-        "j.account_revision",
-        "j.text_digest",
-        "j.supported",
-        "j.contradicted",
-        "j.unverifiable",
-        "j.needs_review",
-        "j.omitted",
+        "run_id",
+        "answer_chain_id",
+        "attempt",
+        "check_id",
+        "event_id",
+        "occurred_at",
+        "source",
+        "decision",
+        "account_revision",
+        "text_digest",
+        "supported",
+        "contradicted",
+        "unverifiable",
+        "needs_review",
+        "omitted",
     ),
 )
 
 _RETRIEVAL = _Variant(
     _BY_NAME["journal_retrieval_events"],
     (
-        "j.run_id",
-        "j.retrieval.retrieval_id",
-        "j.retrieval.candidate_id",
-        "j.row_id",
-        "j.event_id",
-        "j.occurred_at",
-        "j.retrieval.job_id",
-        "j.retrieval.query_hash",
-        "j.retrieval.algorithm",
-        "j.retrieval.config_hash",
-        "j.retrieval.source_type",
-        "j.retrieval.source_event_id",
-        "j.retrieval.rank",
-        "j.retrieval.score",
-        "j.retrieval.eligible",
-        "j.retrieval.decision",
-        "j.retrieval.withhold_reason",
+        "run_id",
+        "retrieval.retrieval_id",
+        "retrieval.candidate_id",
+        "row_id",
+        "event_id",
+        "occurred_at",
+        "retrieval.job_id",
+        "retrieval.query_hash",
+        "retrieval.algorithm",
+        "retrieval.config_hash",
+        "retrieval.source_type",
+        "retrieval.source_event_id",
+        "retrieval.rank",
+        "retrieval.score",
+        "retrieval.eligible",
+        "retrieval.decision",
+        "retrieval.withhold_reason",
     ),
-    "j.row_type = 'retrieval_candidate'",
+    "row_type = 'retrieval_candidate'",
 )
 
 _INJECTION = _Variant(
     _BY_NAME["journal_context_injections"],
     (
-        "j.run_id",
-        "j.injection.injection_id",
-        "j.event_id",
-        "j.row_id",
-        "j.occurred_at",
-        "j.injection.model_call_id",
-        "j.injection.retrieval_id",
-        "j.injection.candidate_ids",
-        "j.injection.block_hash",
-        "j.injection.block_bytes",
-        "j.injection.location",
-        "j.injection.range_start",
-        "j.injection.range_end",
-        "j.injection.confirmed",
-        "j.injection.removed_before_inference",
+        "run_id",
+        "injection.injection_id",
+        "event_id",
+        "row_id",
+        "occurred_at",
+        "injection.model_call_id",
+        "injection.retrieval_id",
+        "injection.candidate_ids",
+        "injection.block_hash",
+        "injection.block_bytes",
+        "injection.location",
+        "injection.range_start",
+        "injection.range_end",
+        "injection.confirmed",
+        "injection.removed_before_inference",
     ),
-    "j.row_type = 'context_injection'",
+    "row_type = 'context_injection'",
 )
 
 _FINDING = _Variant(
     _BY_NAME["provenance_findings"],
     (
-        "j.run_id",
-        "j.finding.kind",
-        "j.finding.subject",
-        "j.finding.revision",
-        "j.row_id",
-        "j.finding.change",
-        "j.finding.evidence",
-        "j.event_id",
-        "j.occurred_at",
+        "run_id",
+        "finding.kind",
+        "finding.subject",
+        "finding.revision",
+        "row_id",
+        "finding.change",
+        "finding.evidence",
+        "event_id",
+        "occurred_at",
     ),
-    "j.row_type = 'finding'",
+    "row_type = 'finding'",
 )
 
 # A claim's position among its narrative's claims (rows._verdict_index): from its
 # claim_id's key after "<run_id>:<narrative_id>:", 0 if that is not a number (an
 # omission); records from before settlements (no claim_id) count from their id's last part.
 _VERDICT_INDEX = (
-    "if(isNull(j.claim_id), toUInt32OrZero(splitByChar(':', j.verdict_id)[-1]), "
-    "toUInt32OrZero(substringUTF8(assumeNotNull(j.claim_id), "
-    "lengthUTF8(j.run_id) + lengthUTF8(j.narrative_id) + 3)))"
+    "if(isNull(claim_id), toUInt32OrZero(splitByChar(':', verdict_id)[-1]), "
+    "toUInt32OrZero(substringUTF8(assumeNotNull(claim_id), "
+    "lengthUTF8(run_id) + lengthUTF8(narrative_id) + 3)))"
 )
 
 _VERDICT = _Variant(
     tables.CLAIM_VERDICTS,
     (
-        "j.run_id",
-        "j.narrative_id",
+        "run_id",
+        "narrative_id",
         _VERDICT_INDEX,
-        "j.verdict_id",
-        "j.event_id",
-        "j.account_revision",
-        "j.claim_kind",
-        "j.verdict",
-        "j.subject",
-        "j.span_start",
-        "j.span_end",
-        "j.span_text",
-        "j.reason",
-        "ifNull(j.claim_id, '')",
-        "j.settlement",
-        "j.supersedes",
-        "j.withdrawn",
-        "j.supported",
+        "verdict_id",
+        "event_id",
+        "account_revision",
+        "claim_kind",
+        "verdict",
+        "subject",
+        "span_start",
+        "span_end",
+        "span_text",
+        "reason",
+        "ifNull(claim_id, '')",
+        "settlement",
+        "supersedes",
+        "withdrawn",
+        "supported",
     ),
 )
 
 _DEAD_LETTER = _Variant(
     tables.DEAD_LETTERS,
     (
-        "j.dead_letter_id",
+        "dead_letter_id",
         "'pipeline'",
-        "j.reason",
-        "j.message",
-        "base64Decode(j.raw)",
-        "j.origin_topic",
-        "j.origin_partition",
-        "j.origin_offset",
-        "j.origin_file",
-        "j.origin_line",
-        "j.run_id",
-        "j.event_id",
+        "reason",
+        "message",
+        "base64Decode(raw)",
+        "origin_topic",
+        "origin_partition",
+        "origin_offset",
+        "origin_file",
+        "origin_line",
+        "run_id",
+        "event_id",
     ),
 )
 
@@ -337,52 +338,83 @@ RECORD_TABLES: Final[Mapping[str, tuple[str, ...]]] = {
 }
 
 
-def _plain(kind: str) -> str:
-    """A column type without LowCardinality (what expressions are cast to)."""
-    if kind.startswith("LowCardinality(") and kind.endswith(")"):
-        return kind[len("LowCardinality(") : -1]
-    if kind.startswith("Array(LowCardinality("):
-        return "Array(" + _plain(kind[len("Array(") : -1]) + ")"
-    return kind.removesuffix(" CODEC(ZSTD(1))")
+def _default(kind: str) -> str:
+    """The literal of a column type's default (as `rows._default` gives it in Python)."""
+    if kind.startswith("Array("):
+        return "[]"
+    if "Nullable(" in kind:
+        return "NULL"
+    if "String" in kind:
+        return "''"
+    if kind == "Bool":
+        return "false"
+    if kind.startswith("DateTime64"):
+        return "toDateTime64(0, 6, 'UTC')"
+    if kind.startswith("Float"):
+        return "0."
+    return "0"
 
 
 def _column(name: str, kind: str, variants: Sequence[_Variant], target: tables.Table) -> str:
-    """One column's expression over `j` (and `json`) for a kind's records."""
-    typed = _plain(kind)
-    cases: list[tuple[str | None, str]] = []
-    for variant in variants:
-        if target is tables.OUTPUT_ROWS and name == "record_table":
-            expr = f"'{variant.table.name}'"
-        elif name in variant.table.column_names:
-            expr = variant.exprs[variant.table.column_names.index(name)]
-        else:
-            expr = f"defaultValueOfTypeName('{_quote(typed)}')"
-        cases.append((variant.when, f"CAST({expr}, '{_quote(typed)}')"))
-    if len(cases) == 1:
-        return cases[0][1]
-    distinct = {expr for _, expr in cases}
-    if len(distinct) == 1:
+    """One column's expression over a kind's typed fields: the same for every record
+    when its variants agree, else chosen by each variant's condition."""
+    if target is tables.OUTPUT_ROWS and name == "record_table":
+        cases = [(v.when, f"'{v.table.name}'") for v in variants]
+    else:
+        cases = [
+            (v.when, v.exprs[v.table.column_names.index(name)])
+            if name in v.table.column_names
+            else (v.when, _default(kind))
+            for v in variants
+        ]
+    if len({expr for _, expr in cases}) == 1:
         return cases[0][1]
     args = ", ".join(f"{when}, {expr}" for when, expr in cases[:-1])
     return f"multiIf({args}, {cases[-1][1]})"
 
 
-def _quote(typed: str) -> str:
-    return typed.replace("'", "\\'")
+def structure(kind: str) -> str:
+    """The typed fields a kind's records are read with (`JSONEachRow`): what its rows
+    need of its canonical JSON; other keys are skipped, missing ones take defaults."""
+    shape = _SHAPES[kind]
+    return shape[len("Tuple(") : -1]
 
 
-def select_sql(kind: str, source: str) -> str:
+def select_sql(kind: str, typed: str, canonical: str) -> str:
     """`SELECT` of the rows (all columns of the kind's data table, in its order) the
-    kind's records in `source` (a table expression with one String column `json`) make."""
+    kind's records make: `typed` is a table of the records read with `structure(kind)`
+    (`JSONEachRow`), `canonical` one of their lines as they came (a String column
+    `json`, `JSONAsString`), which only an account revision reads (its `account`)."""
     target, variants = VARIANTS[kind]
+    # Positional aliases (the INSERT takes columns by position): each column needs a
+    # name of its own, and one no field of the records has (an alias named after a
+    # field would shadow it in the other expressions).
     columns = ",\n  ".join(
-        _column(name, kind_type, variants, target) for name, kind_type in target.columns
+        f"{_column(name, kind_type, variants, target)} AS outcomes_c{index}"
+        for index, (name, kind_type) in enumerate(target.columns)
     )
     where = ""
     if any(v.when is not None for v in variants):
-        where = " WHERE " + " OR ".join(f"({v.when})" for v in variants if v.when is not None)
-    shape = _quote(_SHAPES[kind])
-    return (
-        f"SELECT\n  {columns}\nFROM (SELECT json, JSONExtract(json, '{shape}') AS j "
-        f"FROM {source}){where}"
-    )
+        # A record no variant takes fails the insert (and the write is retried, then
+        # the sink stops): never dropped in silence. (The Avro enum a worker encodes
+        # each record with first makes it unreachable.)
+        known = " OR ".join(f"({v.when})" for v in variants if v.when is not None)
+        where = f" WHERE throwIf(NOT ({known}), 'a {kind} record of no known row type') = 0"
+    source = typed
+    if NEEDS_CANONICAL[kind]:
+        source = (
+            f"{typed} AS typed INNER JOIN (SELECT json, JSONExtractString(json, "
+            f"'{_ID_FIELDS[kind]}') AS canonical_id FROM {canonical}) AS canonical "
+            f"ON typed.{_ID_FIELDS[kind]} = canonical.canonical_id"
+        )
+    return f"SELECT\n  {columns}\nFROM {source}{where}"
+
+
+# The id field of the kinds whose rows hold their canonical JSON.
+_ID_FIELDS: Final[Mapping[str, str]] = {"account_revision": "revision_id"}
+# Whether a kind's rows hold its canonical JSON as it came (then `select_sql` reads it).
+NEEDS_CANONICAL: Final[Mapping[str, bool]] = {
+    kind: any("canonical.json" in v.exprs for v in variants)
+    for kind, (_, variants) in VARIANTS.items()
+}
+assert {k for k, needs in NEEDS_CANONICAL.items() if needs} == set(_ID_FIELDS)

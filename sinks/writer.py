@@ -39,7 +39,7 @@ import orjson
 from outcomes.common.retry import Backoff, Retrying, retry
 from outcomes.reducers.records import OutputRecord
 from outcomes.sinks import json_insert, schema
-from outcomes.sinks.clickhouse import Connection, connect
+from outcomes.sinks.clickhouse import Connection, Source, connect
 from outcomes.sinks.exceptions import ClickHouseUnavailable
 from outcomes.sinks.rows import Row, rows_for
 
@@ -72,10 +72,15 @@ class Encoded(NamedTuple):
     json: bytes
 
 
-# JSON bytes per INSERT: the data travels inside the statement (a heredoc string), and
-# the statement's size limit is raised to fit it.
-_MAX_JSON_BYTES = 32 * 1024 * 1024
-_JSON_QUERY = {"max_query_size": 2 * _MAX_JSON_BYTES}
+# JSON bytes per INSERT … SELECT (the data goes beside the statement, as a file or
+# external data: Connection.insert_select).
+_MAX_JSON_BYTES = 64 * 1024 * 1024
+# How ClickHouse reads the records' JSON (sinks/json_insert.py): keys the rows do not
+# need are skipped, and RFC 3339 timestamps are read as such.
+_JSON_READ: dict[str, str | int] = {
+    "input_format_skip_unknown_fields": 1,
+    "date_time_input_format": "best_effort",
+}
 
 
 @dataclass
@@ -298,22 +303,21 @@ class ClickHouseWriter:
         for chunk in _json_chunks(records):
             keys = sorted(f"{kind}/{r.id}" for kind, group in chunk.items() for r in group)
             selects: list[str] = []
-            data: dict[str, bytes] = {}
+            sources: dict[str, Source] = {}
             for index, (kind, group) in enumerate(sorted(chunk.items())):
                 blob = b"\n".join(r.json for r in group)
-                tag = _heredoc_tag(f"json_{index}", blob)
-                data[tag] = blob
-                selects.append(json_insert.select_sql(kind, f"format(JSONAsString, {tag})"))
-            target = schema.TABLES_BY_NAME[table]
-            columns = ", ".join(f"`{name}`" for name in target.column_names)
-            sql = f"INSERT INTO {self.conn.table(table)} ({columns})\n" + "\nUNION ALL\n".join(
-                selects
-            )
+                typed, canonical = f"outcomes_json_{index}", f"outcomes_canonical_{index}"
+                sources[typed] = Source(blob, "JSONEachRow", json_insert.structure(kind))
+                if json_insert.NEEDS_CANONICAL[kind]:
+                    sources[canonical] = Source(blob, "JSONAsString", "json String")
+                selects.append(json_insert.select_sql(kind, f"{{{typed}}}", f"{{{canonical}}}"))
             token = hashlib.sha256("\0".join([table, *keys]).encode()).hexdigest()
-            self.conn.execute(
-                sql,
-                data,
-                settings={**_JSON_QUERY, "insert_deduplication_token": token},
+            self.conn.insert_select(
+                table,
+                schema.TABLES_BY_NAME[table].column_names,
+                "\nUNION ALL\n".join(selects),
+                sources,
+                settings={**_JSON_READ, "insert_deduplication_token": token},
             )
 
     def _purged_runs(self) -> set[str]:
@@ -461,16 +465,6 @@ def _json_chunks(
     if current:
         chunks.append(dict(current))
     return chunks
-
-
-def _heredoc_tag(name: str, blob: bytes) -> str:
-    """A `$name$` heredoc tag that does not occur in `blob` (so the data cannot end its
-    string early: the JSON goes in byte for byte, unescaped)."""
-    tag, n = f"${name}$", 0
-    while tag.encode() in blob:
-        n += 1
-        tag = f"${name}_{n}$"
-    return tag
 
 
 def _token(table: str, rows: Sequence[Row], lay: _Layout) -> str:

@@ -162,7 +162,7 @@ def test_json_records_are_written_once_and_purged_runs_never(chdb_path: str) -> 
     purged = ClickHouseWriter.on(clickhouse.connect(f"chdb://{chdb_path}?database=purged"))
     schema.ensure_schema(purged.conn)
     victim = records[0].key
-    purged.conn.execute(
+    purged.conn.command(
         f"INSERT INTO {purged.conn.table('purge_log')} (run_id) VALUES ('{victim}')"
     )
     report = purged.write_rows({}, encoded)
