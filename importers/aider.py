@@ -23,6 +23,9 @@ from outcomes.importers.trace import FileChange, Finish, Message, Step, ToolCall
 
 _SESSION = re.compile(r"^# aider chat started at (.+?)\s*$")
 _VERSION = re.compile(r"^> Aider v(\d[\w.\-+]*)")
+# A session's header names its model: `> Main model: gpt-4o with diff edit format` (older
+# releases: `> Model: gpt-4 with whole edit format`); the first session's is the run's.
+_MAIN_MODEL = re.compile(r"^(?:Main model|Model): (\S+)(?: with\b|\s*$)")
 _USER_RUN = re.compile(r"^(?:/run |/test |!)(.+)$")
 _NEW_FILE_BLOCK = re.compile(r"^(\S[^\n]*?)\s*\n```[^\n]*\n<<<<<<< SEARCH\n=======\n", re.M)
 
@@ -48,6 +51,7 @@ class AiderImporter(Importer):
         pending_new = 0
         sessions = 0
         version = ""
+        model: str | None = None
 
         def flush_user() -> None:
             nonlocal user
@@ -102,6 +106,8 @@ class AiderImporter(Importer):
                 where = f"line {number}"
                 if found := _VERSION.match(line):
                     version = found.group(1)
+                if model is None and (named := _MAIN_MODEL.match(body)):
+                    model = named.group(1)
                 if body.startswith("Running "):
                     last = steps[-1] if steps else None
                     if (
@@ -155,4 +161,4 @@ class AiderImporter(Importer):
             raise unreadable(path, self.name, "no messages")
         steps.append(Finish(f"line {len(lines)}", at))
         agent = f"aider {version}".strip() + f" ({sessions} sessions)"
-        return Trace(self.name, agent, str(path), tuple(steps))
+        return Trace(self.name, agent, str(path), tuple(steps), model=model)

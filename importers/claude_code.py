@@ -54,6 +54,7 @@ from outcomes.importers.trace import (
     ToolCall,
     ToolKind,
     Trace,
+    cut_task,
     ends_with_a_result,
 )
 
@@ -148,6 +149,24 @@ def _not_said(row: dict[str, Any]) -> bool:
     """A user line the user did not write: hook feedback and caveats (`isMeta`), the
     summary a compaction leaves (`isCompactSummary`)."""
     return bool(row.get("isMeta") or row.get("isCompactSummary"))
+
+
+# A slash command's record in the transcript (`/clear`, `/model`): what the user typed to
+# the CLI and what it printed, never a request to the agent.
+_COMMAND_RECORD = re.compile(r"\s*<(command-(name|message|args)|local-command-std\w+)>")
+
+
+def _request(steps: list[Step]) -> str | None:
+    """The first user message that asks the agent something (not a command record)."""
+    for step in steps:
+        if (
+            isinstance(step, Message)
+            and step.role == "user"
+            and not _COMMAND_RECORD.match(step.text)
+            and (task := cut_task(step.text))
+        ):
+            return task
+    return None
 
 
 def _is_result_block(btype: object) -> bool:
@@ -333,6 +352,8 @@ class ClaudeCodeImporter(Importer):
             complete=ends_with_a_result(steps),
             root=root,
             skipped=tuple(skipped),
+            model=model or None,
+            task=_request(steps),
         )
 
     @staticmethod

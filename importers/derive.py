@@ -48,6 +48,7 @@ from outcomes.importers.trace import (
     ToolCall,
     Trace,
     request_goal,
+    task_of,
 )
 from outcomes.importers.workspace import Inventory
 from outcomes.reducers.limits import Limits
@@ -65,8 +66,15 @@ def _event_id(run_id: str, step: int, part: str) -> str:
 
 
 class _Builder:
-    def __init__(self, trace: Trace, run_id: str, scratch: frozenset[str] = frozenset()) -> None:
+    def __init__(
+        self,
+        trace: Trace,
+        run_id: str,
+        scratch: frozenset[str] = frozenset(),
+        whole: bool = True,
+    ) -> None:
         self.trace = trace
+        self.whole = whole
         self.run_id = run_id
         self.name = posixpath.basename(trace.path) or trace.path
         self.inventory = Inventory(trace.root, scratch)
@@ -117,7 +125,16 @@ class _Builder:
             self._at(at),
             agent=self.trace.agent,
             requested_by="user",
+            # Display and search only (docs/records.md): left out when the trace lacks them.
+            **({"model": self.trace.model} if self.trace.model else {}),
+            # A live trace's run.started may use only the steps up to it (derive()).
+            **({"task": task} if (task := self._task(step)) else {}),
         )
+
+    def _task(self, step: int) -> str | None:
+        if not self.whole:  # each event depends only on the steps before it
+            return task_of(self.trace.steps[: step + 1])
+        return self.trace.task or task_of(self.trace.steps)
 
     def message(self, step: int, m: Message) -> None:
         self.start(step, m.where, m.at)
@@ -389,11 +406,11 @@ def derive(trace: Trace, run_id: str, *, whole: bool = True) -> list[Event]:
     scratch = (
         _build(trace, run_id, frozenset()).inventory.created_and_removed() if whole else frozenset()
     )
-    return _build(trace, run_id, scratch).events
+    return _build(trace, run_id, scratch, whole).events
 
 
-def _build(trace: Trace, run_id: str, scratch: frozenset[str]) -> _Builder:
-    builder = _Builder(trace, run_id, scratch)
+def _build(trace: Trace, run_id: str, scratch: frozenset[str], whole: bool = True) -> _Builder:
+    builder = _Builder(trace, run_id, scratch, whole)
     finishes = [i for i, s in enumerate(trace.steps) if isinstance(s, Finish)]
     last_finish = finishes[-1] if finishes else None
     for index, step in enumerate(trace.steps):

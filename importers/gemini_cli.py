@@ -473,6 +473,15 @@ class GeminiCliImporter(Importer):
             tuple(steps),
             started_at=moment(meta.get("startTime")),
             skipped=tuple(skipped),
+            # Each model message of a recording names the model that wrote it.
+            model=next(
+                (
+                    str(m["model"])
+                    for m, _ in found
+                    if m is not None and isinstance(m.get("model"), str) and m["model"]
+                ),
+                None,
+            ),
         )
 
     def _stream(self, path: Path, text: str) -> Trace:
@@ -560,5 +569,11 @@ class GeminiCliImporter(Importer):
         steps.append(Finish(f"line {lines[-1][0] if lines else 0}", last_at))
         agent = "gemini-cli stream-json" + (f" ({model})" if model else "")
         return Trace(
-            self.name, agent, str(path), tuple(steps), skipped=tuple(skipped), complete=complete
+            self.name,
+            agent,
+            str(path),
+            tuple(steps),
+            skipped=tuple(skipped),
+            complete=complete,
+            model=model or None,
         )

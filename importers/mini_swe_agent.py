@@ -370,7 +370,21 @@ class _Reader:
             final_inventory=final,
             skipped=tuple(self.skipped),
             complete=ends_with_a_result(steps),
+            model=self._model(),
         )
+
+    def _model(self) -> str | None:
+        """The configured model (`info.config.model.model_name`), else the model the
+        first response names (`extra.response.model`)."""
+        config = obj(self.info.get("config"))
+        named = obj(config.get("model")).get("model_name")
+        if isinstance(named, str) and named:
+            return named
+        for message in self.data.get("messages") or ():
+            answered = obj(obj(obj(message).get("extra")).get("response")).get("model")
+            if isinstance(answered, str) and answered:
+                return answered
+        return None
 
     def _agent(self) -> str:
         version = str(self.info.get("mini_version") or self.data.get("trajectory_format") or "")

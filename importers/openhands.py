@@ -514,7 +514,7 @@ class OpenHandsImporter(Importer):
         )
         final = patch_changes(patch, "test_result.git_patch") if isinstance(patch, str) else None
         agent = "openhands " + str((output.get("metadata") or {}).get("agent_class") or "v0")
-        return self._trace(path, order, skipped, agent, final)
+        return self._trace(path, order, skipped, agent, final, model=_v0_model(output, history))
 
     def _trace(
         self,
@@ -524,6 +524,7 @@ class OpenHandsImporter(Importer):
         agent: str,
         final: Any,
         working_dir: str | None = None,
+        model: str | None = None,
     ) -> Trace:
         """The steps as a trace; the workspace root is the shell's working directory the
         observations report (agent-sdk), else the first `cd /dir` of a command."""
@@ -557,7 +558,23 @@ class OpenHandsImporter(Importer):
             root=working_dir or (roots[0] if roots else None),
             final_inventory=final,
             skipped=tuple(skipped),
+            model=model,
         )
+
+
+def _v0_model(output: dict[str, Any], history: list[Any]) -> str | None:
+    """A v0 run's model: its evaluation's `metadata.llm_config.model`, else the model a
+    tool call's response names (`tool_call_metadata.model_response.model`). The agent-sdk
+    event list names none (the model is in the conversation's state, not its events)."""
+    configured = obj(obj(output.get("metadata")).get("llm_config")).get("model")
+    if isinstance(configured, str) and configured:
+        return configured
+    for item in history:
+        meta = obj(obj(item).get("tool_call_metadata"))
+        answered = obj(meta.get("model_response")).get("model")
+        if isinstance(answered, str) and answered:
+            return answered
+    return None
 
 
 def _v0_item(item: object) -> bool:

@@ -51,7 +51,7 @@ from opentelemetry.proto.trace.v1.trace_pb2 import Span, Status
 
 from outcomes.importers.commands import Effect
 from outcomes.importers.otlp_checks import other_effect, read_shell, shell_command, tool_result
-from outcomes.importers.trace import request_goal
+from outcomes.importers.trace import cut_task, request_goal
 from outcomes.reducers.timefmt import format_rfc3339
 
 Event = dict[str, Any]
@@ -94,6 +94,8 @@ _INPUT = ("gen_ai.input.messages", "input.value", "traceloop.entity.input")
 _OUTPUT = ("gen_ai.output.messages", "output.value", "traceloop.entity.output")
 _AGENT_NAME = ("gen_ai.agent.name", "traceloop.entity.name")
 _USER = ("user.id", "enduser.id")
+# The model a span names: GenAI's request/response model, OpenInference's, OpenLLMetry's.
+_MODEL = ("gen_ai.request.model", "gen_ai.response.model", "llm.model_name", "llm.request.model")
 # An instrumentation may record the messages on an event of the span instead, or
 # flattened into indexed attributes.
 _CONTENT_EVENTS = frozenset({"gen_ai.client.inference.operation.details"})
@@ -284,12 +286,17 @@ class _Builder:
         if not isinstance(agent, str):
             agent = span.resource.get("service.name")
         user = span.first(_USER)
+        model = span.first(_MODEL)
+        task = _request_text(_content(span, _INPUT, "gen_ai.input.messages"))
         started = self.event(
             "run-started",
             "run.started",
             span.start_ns,
             agent=agent if isinstance(agent, str) and agent else "unknown",
             requested_by=f"user:{user}" if isinstance(user, str) and user else "unknown",
+            # Display and search only (docs/records.md): left out when the span lacks them.
+            **({"model": model[:200]} if isinstance(model, str) and model else {}),
+            **({"task": task} if task else {}),
         )
         error = _error(span)
         if error is None:
@@ -554,6 +561,19 @@ def _user_request(value: Any) -> bool:
     if isinstance(value, str):
         return bool(value.strip())
     return any(m.get("role") == "user" and _texts(m) for m in _messages(value))
+
+
+def _request_text(value: Any) -> str | None:
+    """The request as worded: the first user message's text, or plain input text; cut
+    as a trace's task is (`MAX_TASK_CHARS`)."""
+    if isinstance(value, str):
+        text = value.strip()
+    else:
+        text = next(
+            ("\n\n".join(_texts(m)).strip() for m in _messages(value) if m.get("role") == "user"),
+            "",
+        )
+    return cut_task(text) or None
 
 
 def _final_text(value: Any) -> str | None:

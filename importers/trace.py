@@ -7,6 +7,8 @@ turns a trace into canonical events; nothing there knows a format.
 
 from __future__ import annotations
 
+import unicodedata
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
@@ -126,6 +128,38 @@ class Trace:
     final_inventory: tuple[FileChange, ...] | None = None
     skipped: tuple[Skipped, ...] = ()
     complete: bool = True
+    # The model the agent ran on, as the format names it (run.started's `model`).
+    model: str | None = None
+    # The request, when the format tells it from other user lines (run.started's `task`;
+    # else the first user message with words).
+    task: str | None = None
+
+
+MAX_TASK_CHARS = 4_000
+"""run.started's `task` is the first request cut here: it is shown and searched, never
+judged, and the whole request stays in the trace."""
+
+
+def task_of(steps: Sequence[Step]) -> str | None:
+    """The request as its requester worded it: the first user message with words among
+    `steps` (run.started's `task`), or None when they hold none."""
+    for step in steps:
+        if isinstance(step, Message) and step.role == "user" and (task := cut_task(step.text)):
+            return task
+    return None
+
+
+def cut_task(text: str) -> str:
+    """A request as one line for display and search: line breaks, tabs and other control
+    or format characters become spaces, runs of spaces one (the event's validation
+    holds `task` to an identifier's characters), cut at `MAX_TASK_CHARS`."""
+    text = " ".join(
+        "".join(" " if unicodedata.category(ch) in _NOT_IN_A_LINE else ch for ch in text).split()
+    )
+    return text if len(text) <= MAX_TASK_CHARS else text[: MAX_TASK_CHARS - 1] + "…"
+
+
+_NOT_IN_A_LINE = frozenset({"Cc", "Cf", "Cs", "Zl", "Zp"})
 
 
 def ends_with_a_result(steps: list[Step] | tuple[Step, ...]) -> bool:
