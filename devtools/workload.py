@@ -24,6 +24,8 @@ from typing import Any, Final
 from outcomes.reducers.timefmt import format_rfc3339
 
 BASE_MICROS = 1_796_032_800_000_000  # 2026-11-30T10:00:00Z
+MODELS = ("model-a-large", "model-b-medium", "model-c-small")
+"""The models the workload's agents run on (made-up names: no real model is implied)."""
 Event = dict[str, Any]
 
 
@@ -69,6 +71,13 @@ class _Run:
         }
         self.events.append(event)
         return event
+
+    def start(self, agent: str, requested_by: str, task: str) -> None:
+        """`run.started` with the model the run's agent ran on (one of `MODELS`, drawn
+        from the run id alone, so the run's other draws stay as they were) and the task
+        as its requester worded it (display and search only: docs/records.md)."""
+        model = MODELS[random.Random(f"model:{self.run_id}").randrange(len(MODELS))]
+        self.emit("run.started", agent=agent, requested_by=requested_by, model=model, task=task)
 
     def tools(self, count: int, prefix: str = "act") -> list[str]:
         ids = []
@@ -373,7 +382,7 @@ def _clean(run: _Run, padding: int) -> None:
     twist = run.twist(
         ("as_planned", 0.4), ("check_failed", 0.2), ("check_missing", 0.2), ("message_unknown", 0.2)
     )
-    run.emit("run.started", agent="coder", requested_by="user:ana")
+    run.start("coder", "user:ana", f"Update {files[0][0]} and keep the unit tests green")
     checks = ("unit", "lint") if twist == "check_missing" else ("unit",)
     effects = ("email-1",) if twist == "message_unknown" else ()
     run.goal([files[0][0]], effects=effects, actions=("act-0",), checks=checks)
@@ -400,7 +409,7 @@ def _clean(run: _Run, padding: int) -> None:
 
 def _stale_then_rerun(run: _Run, padding: int) -> None:
     files = _files(run.rng, 4)
-    run.emit("run.started", agent="coder", requested_by="user:bo")
+    run.start("coder", "user:bo", f"Refactor {files[0][0]}; rerun the tests on the final tree")
     run.goal([files[0][0]])
     run.tools(padding)
     run.snapshot("snap-1", files[:2])
@@ -413,7 +422,7 @@ def _stale_then_rerun(run: _Run, padding: int) -> None:
 
 def _late_receipt(run: _Run, padding: int) -> None:
     files = _files(run.rng, 5)
-    run.emit("run.started", agent="coder", requested_by="user:cy")
+    run.start("coder", "user:cy", f"Change {files[0][0]} and leave a draft for review")
     run.goal([files[0][0]], effects=("draft-1",))
     run.tools(padding)
     run.effect("draft-1", "external_draft", "active", "unknown")
@@ -426,7 +435,7 @@ def _late_receipt(run: _Run, padding: int) -> None:
 
 def _contradicting(run: _Run, padding: int) -> None:
     files = _files(run.rng, 2)
-    run.emit("run.started", agent="coder", requested_by="user:di")
+    run.start("coder", "user:di", f"Fix {files[0][0]} and save the settings to the store")
     run.goal([files[0][0]], effects=("save-1",))
     run.tools(padding)
     run.effect("save-1", "write", "active")
@@ -440,7 +449,7 @@ def _contradicting(run: _Run, padding: int) -> None:
 
 def _denied(run: _Run, padding: int) -> None:
     files = _files(run.rng, 2)
-    run.emit("run.started", agent="publisher", requested_by="user:ed")
+    run.start("publisher", "user:ed", f"Publish the release notes for {files[0][0]}")
     run.goal([files[0][0]], effects=("publish-1",))
     run.tools(padding)
     run.effect("publish-1", "publication", "prepared", "denied")
@@ -452,7 +461,7 @@ def _denied(run: _Run, padding: int) -> None:
 
 def _cancelled(run: _Run, padding: int) -> None:
     files = _files(run.rng, 3)
-    run.emit("run.started", agent="coder", requested_by="user:fa")
+    run.start("coder", "user:fa", f"Upload the build of {files[0][0]} to the bucket")
     run.goal([files[0][0]], effects=("upload-1",), actions=("act-0",))
     run.tools(1 + padding)
     run.effect("upload-1", "upload", "approved", "active")
@@ -464,7 +473,7 @@ def _cancelled(run: _Run, padding: int) -> None:
 
 def _provenance(run: _Run, padding: int) -> None:
     files = _files(run.rng, 2)
-    run.emit("run.started", agent="assistant", requested_by="user:gu")
+    run.start("assistant", "user:gu", f"Answer from the journal and update {files[0][0]}")
     run.goal([files[0][0]])
     run.emit(
         "retrieval.evaluated",
