@@ -24,11 +24,13 @@ Settings (brokers, TLS, SASL) come from `outcomes.common.settings.Settings` like
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import random
 import signal
 import threading
 import time
+import typing
 from collections.abc import Callable, Collection, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
@@ -62,6 +64,7 @@ from outcomes.reducers.enums_generated import (
 )
 from outcomes.reducers.errors import OutcomesError
 from outcomes.reducers.records import dead_letter
+from outcomes.schemas import OUTPUT_SCHEMAS, current_definitions
 
 if TYPE_CHECKING:
     from confluent_kafka import Message
@@ -219,67 +222,36 @@ Handler = Callable[[Item], None]
 _T = TypeVar("_T", bound=Item)
 
 
-def _notification(body: Mapping[str, Any], origin: Origin) -> Notification:
-    return Notification(
-        id=body["notification_id"],
-        run_id=body["run_id"],
-        origin=origin,
-        body=body,
-        notification_kind=body["kind"],
-        revision=body["revision"],
-        supersedes=body["supersedes"],
-        status=body["status"],
-        previous_status=body["previous_status"],
-        completion_automation=body["completion_automation"],
-        observation_cutoff=body["observation_cutoff"],
-    )
+def _builder(
+    item: type[Item], id_field: str, renamed: Mapping[str, str] | None = None
+) -> Callable[[Mapping[str, Any], Origin], Item]:
+    """How `item` is made from its record's canonical JSON: `id` from `id_field`, each
+    other field read by its name in the record (`renamed`: item field -> record field);
+    a field with a default in the schema may be absent (a record from before it), a list
+    becomes a tuple. tests/test_declared_once.py holds the fields' types to the schema."""
+    record = current_definitions()[OUTPUT_SCHEMAS[item.record]]
+    defaults = {f["name"]: f["default"] for f in record["fields"] if "default" in f}
+    hints = typing.get_type_hints(item)
+    plan = [
+        (f.name, (renamed or {}).get(f.name, f.name), typing.get_origin(hints[f.name]) is tuple)
+        for f in dataclasses.fields(item)
+        if f.name not in _ITEM_BASE
+    ]
+    missing = [key for _, key, _ in plan if key not in {f["name"] for f in record["fields"]}]
+    if missing:
+        raise AssertionError(f"{item.__name__}: no field {missing} in {item.record}")
+
+    def build(body: Mapping[str, Any], origin: Origin) -> Item:
+        values: dict[str, Any] = {}
+        for name, key, as_tuple in plan:
+            value = body.get(key, defaults[key]) if key in defaults else body[key]
+            values[name] = tuple(value) if as_tuple else value
+        return item(id=body[id_field], run_id=body["run_id"], origin=origin, body=body, **values)
+
+    return build
 
 
-def _claim_notification(body: Mapping[str, Any], origin: Origin) -> ClaimNotification:
-    return ClaimNotification(
-        id=body["notification_id"],
-        run_id=body["run_id"],
-        origin=origin,
-        body=body,
-        revision=body["revision"],
-        status=body["status"],
-        observation_cutoff=body["observation_cutoff"],
-        narrative_ids=tuple(body["narrative_ids"]),
-        verdict_ids=tuple(body["verdict_ids"]),
-        superseded=body["superseded"],
-        withdrawn=body["withdrawn"],
-    )
-
-
-def _account_revision(body: Mapping[str, Any], origin: Origin) -> AccountRevision:
-    return AccountRevision(
-        id=body["revision_id"],
-        run_id=body["run_id"],
-        origin=origin,
-        body=body,
-        revision=body["revision"],
-        supersedes=body["supersedes"],
-        status=body["status"],
-        changes=tuple(body["changes"]),
-        observation_cutoff=body["observation_cutoff"],
-    )
-
-
-def _claim_verdict(body: Mapping[str, Any], origin: Origin) -> ClaimVerdict:
-    return ClaimVerdict(
-        id=body["verdict_id"],
-        run_id=body["run_id"],
-        origin=origin,
-        body=body,
-        claim_id=body.get("claim_id"),
-        narrative_id=body["narrative_id"],
-        settlement=body.get("settlement", 1),
-        verdict=body["verdict"],
-        claim_kind=body["claim_kind"],
-        subject=body.get("subject"),
-        withdrawn=body.get("withdrawn", False),
-        supported=body.get("supported"),
-    )
+_ITEM_BASE: Final = frozenset({"id", "run_id", "origin", "body"})
 
 
 ASSIGNMENT_WAIT = 30.0
@@ -298,10 +270,10 @@ def _committed(error: KafkaError | None, partitions: list[TopicPartition]) -> No
 
 
 _BUILDERS: Final[Mapping[str, Callable[[Mapping[str, Any], Origin], Item]]] = {
-    "notification": _notification,
-    "claim_notification": _claim_notification,
-    "account_revision": _account_revision,
-    "claim_verdict": _claim_verdict,
+    "notification": _builder(Notification, "notification_id", {"notification_kind": "kind"}),
+    "claim_notification": _builder(ClaimNotification, "notification_id"),
+    "account_revision": _builder(AccountRevision, "revision_id"),
+    "claim_verdict": _builder(ClaimVerdict, "verdict_id"),
 }
 
 
