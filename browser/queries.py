@@ -13,7 +13,8 @@ run.
 from __future__ import annotations
 
 import threading
-from collections.abc import Mapping, Sequence
+import time
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -50,6 +51,8 @@ SCAN_EXTRA = 100
 MAX_SEARCH = 200
 MAX_CHOICES = 200
 """Agents and models offered as filter choices (the most common first)."""
+CHOICES_SECONDS = 30.0
+"""How long the filter choices are reused: a new agent or model shows within this."""
 MAX_RUN_EVENTS = 5_000
 """Events of one run read for its page (what its evidence names, and the rest in order)."""
 
@@ -76,6 +79,7 @@ class Session:
         self._conn = clickhouse.open_private(dsn)
         self._settings: dict[str, Any] = {}
         self._lock = threading.Lock()
+        self.choices: tuple[float, Choices] | None = None  # (when read, what)
         settings = session_settings(final=True)
         if self._conn.live:
             # The sink's endpoint limits its own sessions; only `final` travels.
@@ -417,7 +421,14 @@ class Choices:
     models: list[str]
 
 
-def choices(session: Session) -> Choices:
+def choices(session: Session, clock: Callable[[], float] = time.monotonic) -> Choices:
+    """The filter choices, read again at most every `CHOICES_SECONDS` (grouping every
+    run's start on each page would cost the first page tens of milliseconds at 100,000
+    runs)."""
+    cached = session.choices
+    if cached is not None and clock() - cached[0] < CHOICES_SECONDS:
+        return cached[1]
+
     def common(column: str) -> list[str]:
         # `column` is one of two names written here, never input.
         found = session.rows(
@@ -428,7 +439,9 @@ def choices(session: Session) -> Choices:
         )
         return [str(r[0]) for r in found]
 
-    return Choices(common("agent"), common("model"))
+    found = Choices(common("agent"), common("model"))
+    session.choices = (clock(), found)
+    return found
 
 
 def latest_revision(session: Session, run_id: str) -> int:

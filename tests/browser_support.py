@@ -227,8 +227,9 @@ class Tab:
                 windowsVirtualKeyCode=keycode,
             )  # fmt: skip
 
-    async def shoot(self, name: str) -> None:
-        """The view at 1280x800 and at 390 px wide (full height on the phone)."""
+    async def shoot(self, name: str, scroll: bool = True) -> None:
+        """The view at 1280x800 and at 390 px wide (full height on the phone; with
+        `scroll` False, the phone's view from where the page is scrolled to)."""
         SHOTS.mkdir(parents=True, exist_ok=True)
         for suffix, metrics in (("", WIDE), ("-phone", PHONE)):
             await self.call("Emulation.setDeviceMetricsOverride", **metrics)
@@ -236,7 +237,9 @@ class Tab:
             clip = None
             if suffix:
                 height = await self.value("document.documentElement.scrollHeight")
-                clip = {"x": 0, "y": 0, "width": 390, "height": min(height, 2400), "scale": 1}
+                top = 0 if scroll else await self.value("window.scrollY")
+                clip = {"x": 0, "y": top, "width": 390, "height": min(height - top, 2400),
+                        "scale": 1}  # fmt: skip
                 width = await self.value("document.documentElement.scrollWidth")
                 assert width <= 392, f"{name}: {width} px wide on a 390 px phone"
             shot = await self.call(

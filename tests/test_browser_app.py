@@ -212,8 +212,8 @@ def test_a_claim_opens_the_entries_it_was_judged_on_and_their_events(client: Cli
 def test_evidence_shows_the_events_it_came_from_with_their_contents(client: Client) -> None:
     html = client.get(f"/runs/{RUN}?revision=1").text
     card = html.split('id="claim-run-five-files-final-answer-1"', 1)[1].split("</details>", 1)[0]
-    table = card.split('<table class="evidence-events">', 1)[1].split("</table>", 1)[0]
-    receipt = table.split('data-event="run-five-files-06"', 1)[1].split("</tr>", 1)[0]
+    listed = card.split('<ol class="evidence-events"', 1)[1].split("</ol>", 1)[0]
+    receipt = listed.split('data-event="run-five-files-06"', 1)[1].split("</li>", 1)[0]
     # The check's receipt: its type, time, source and what it says (command, counts).
     assert "verification.receipt" in receipt and "2026-11-30T10:03:00.000Z" in receipt
     assert "agent-worker-7" in receipt

@@ -21,7 +21,19 @@ from typing import Any
 import aiohttp
 import pytest
 
-from tests.browser_support import QUIET, RUN, SHOTS, TOKEN, WIDE, Tab, chromium, write_runs
+from tests.browser_support import (
+    QUIET,
+    QUIET_AGENT,
+    QUIET_MODEL,
+    RUN,
+    SAMPLE_MODEL,
+    SHOTS,
+    TOKEN,
+    WIDE,
+    Tab,
+    chromium,
+    write_runs,
+)
 from tests.conftest import require
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -130,6 +142,25 @@ async def journey(websocket: str, base: str) -> dict[str, Any]:
             seen["filtered"] = await tab.value(rows_js())
             await tab.shoot("runs-contradicted")
 
+            # By agent, then by model, then by words of the task, with the form's controls.
+            await tab.go(f"{base}/runs")
+            await tab.value(f"document.getElementById('agent').value = '{QUIET_AGENT}'")
+            await tab.load(tab.click("form.filters button[type=submit]"))
+            seen["by_agent"] = [await tab.value("location.search"), await tab.value(rows_js())]
+            await tab.value("document.getElementById('agent').value = ''")
+            await tab.value(f"document.getElementById('model').value = '{SAMPLE_MODEL}'")
+            await tab.load(tab.click("form.filters button[type=submit]"))
+            seen["by_model"] = [await tab.value("location.search"), await tab.value(rows_js())]
+            await tab.value("document.getElementById('model').value = ''")
+            await tab.value("document.getElementById('q').value = 'report modules'")
+            await tab.load(tab.click("form.filters button[type=submit]"))
+            seen["by_task"] = [await tab.value("location.search"), await tab.value(rows_js())]
+            seen["agent_cells"] = await tab.value(
+                "[...document.querySelectorAll('#runs-body td.agent')].map(c => c.innerText)"
+            )
+            await tab.shoot("runs-task-search")
+            await tab.go(f"{base}/runs?contradicted=ever")
+
             # Open the five-file run; then its first revision.
             await tab.load(tab.click(f"tr[data-run='{RUN}'] a"))
             seen["run_title"] = await tab.value("document.title")
@@ -146,7 +177,18 @@ async def journey(websocket: str, base: str) -> dict[str, Any]:
                 "(() => { const d = document.getElementById('claim-run-five-files-final-answer-1');"
                 " return [d.open, d.innerText, document.activeElement.tagName]; })()"
             )
+            seen["evidence_event"] = await tab.value(
+                "(() => { const r = document.querySelector('#claim-run-five-files-final-answer-1"
+                " ol.evidence-events li[data-event=run-five-files-06]');"
+                " return r ? ['.event-id', '.event-type', '.event-at', '.event-source', 'dl']"
+                ".map(s => r.querySelector(s).innerText) : null; })()"
+            )
             await tab.shoot("run-revision-1-evidence")
+            await tab.value(
+                "document.querySelector('#claim-run-five-files-final-answer-1"
+                " ol.evidence-events').scrollIntoView({block: 'start'})"
+            )
+            await tab.shoot("run-evidence-events", scroll=False)
             seen["contrast"] = await tab.value(CONTRAST)
 
             # Compare revision 1 with the latest.
@@ -160,6 +202,18 @@ async def journey(websocket: str, base: str) -> dict[str, Any]:
             await tab.shoot("compare")
 
             # The run now, and the fleet.
+            await tab.go(f"{base}/runs/{RUN}")
+            seen["answers"] = await tab.value(
+                "[...document.querySelectorAll('table.answers tbody tr')].map(r =>"
+                " [...r.cells].map(c => c.innerText))"
+            )
+            # An event id links to the event in the run's list, which opens on the click.
+            await tab.click("section[aria-labelledby=h-why] a.event")
+            await asyncio.sleep(0.3)
+            seen["event_link"] = await tab.value(
+                "(() => { const d = document.querySelector(location.hash);"
+                " return d ? [location.hash, d.tagName, d.innerText] : [location.hash]; })()"
+            )
             await tab.go(f"{base}/runs/{RUN}")
             await tab.shoot("run")
             await tab.go(f"{base}/fleet")
@@ -201,6 +255,29 @@ def test_a_person_finds_the_contradicted_run_and_what_was_true_then(
     assert is_open and focused == "SUMMARY"
     assert "check:unit" in card and "chk-1" in card and "snap-1" in card
     assert "run-five-files-06" in card  # the receipt event the check came from
+    # ... and what that event says: its type, time, source and fields.
+    event, kind, at, source, fields = seen["evidence_event"]
+    assert (event, kind, at) == (
+        "run-five-files-06",
+        "verification.receipt",
+        "2026-11-30T10:03:00.000Z",
+    )
+    assert source == "from agent-worker-7" and "check_id" in fields and "chk-1" in fields
+    assert seen["by_agent"] == [f"?agent={QUIET_AGENT}", [QUIET]]
+    assert seen["by_model"] == [f"?model={SAMPLE_MODEL}", [RUN]]
+    assert seen["by_task"] == ["?q=report+modules", [RUN]]
+    assert seen["agent_cells"] == [f"coder\n{SAMPLE_MODEL}"]
+    assert QUIET_MODEL not in seen["by_model"][1]
+    # The gated answer: sent back for repair, then passed on its second attempt.
+    assert [row[:3] for row in seen["answers"]] == [
+        ["final-answer", "1", "sent back for repair"],
+        ["final-answer", "2 (repair)", "passed"],
+    ]
+    assert "2 contradicted" in seen["answers"][0][4]
+    hash_, tag, text = seen["event_link"]
+    # (the first event the status's predicates name: the goal, with its fields shown)
+    assert hash_ == "#event-run-five-files-02" and tag == "DETAILS"
+    assert "goal.revised" in text and "authored_by" in text and "user" in text
     assert seen["contrast"] >= 4.5  # WCAG AA for text
     assert seen["compare_url"] == f"/runs/{RUN}/compare?a=1&b=3"
     assert ["status", "Unresolved: not confirmed", "Complete"] in seen["differences"]

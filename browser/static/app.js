@@ -1,5 +1,5 @@
-// The run browser's only script: opening a claim's evidence from the text, and live
-// updates from the server's event stream. Every page works without it.
+// The run browser's only script: opening a claim's evidence from the text, an input
+// event from a link to it, and live updates from the server's event stream. Every page works without it.
 "use strict";
 
 function openCard(id, focus) {
@@ -20,8 +20,16 @@ document.addEventListener("click", (event) => {
   openCard(id, true);
 });
 
+// A link to an input event opens its card in the run's list (the browser scrolls to it).
+document.addEventListener("click", (event) => {
+  const link = event.target.closest("a.event");
+  if (link) openCard(link.getAttribute("href").slice(1), false);
+});
+
 window.addEventListener("DOMContentLoaded", () => {
-  if (location.hash.startsWith("#claim-")) openCard(location.hash.slice(1), false);
+  if (location.hash.startsWith("#claim-") || location.hash.startsWith("#event-")) {
+    openCard(location.hash.slice(1), false);
+  }
   const url = document.body.dataset.events;
   if (url && window.EventSource) live(url);
 });
