@@ -1,8 +1,8 @@
 """The run browser's answer times on chDB: the runs table's first page, a few filtered
 views, a run's page and the fleet, each a whole HTTP answer of `outcomes ui`'s server
 (queries, templates, the door), over a database of `--runs` generated runs (the
-workload's scenarios, folded by the reducers, written by the sink's writer, merged as a
-settled database is).
+workload's scenarios, folded by the reducers, written by the sink's writer, their input
+events by the events recorder's store, merged as a settled database is).
 
 Prints p50 and p95 per view and the load average; asserts nothing (the target, 300 ms
 at p95 on 100,000 runs, is read from the output, docs/browser.md).
@@ -28,24 +28,28 @@ from outcomes.reducers.engine import Engine
 from outcomes.reducers.records import OutputRecord
 from outcomes.reducers.validate import parse_event
 from outcomes.sinks import clickhouse, schema
+from outcomes.sinks.events import EventRow, EventStore, row_of
 from outcomes.sinks.writer import ClickHouseWriter
 
 BATCH = 2_000
 
 
-def batches(runs: int) -> Iterator[tuple[list[OutputRecord], list[str]]]:
-    """Outputs of `runs` generated runs, `BATCH` runs at a time, with their run ids."""
+def batches(runs: int) -> Iterator[tuple[list[OutputRecord], list[str], list[EventRow]]]:
+    """Outputs of `runs` generated runs, `BATCH` runs at a time, with their run ids and
+    their input events' rows (as the run log would have held them: one partition)."""
     seed = 0
     left = runs
     while left > 0:
         engine = Engine()  # a batch's runs are its own: the engine's state stays small
         out: list[OutputRecord] = []
         ids: list[str] = []
+        events: list[EventRow] = []
         for run in generate_runs(min(BATCH, left), seed=seed, prefix=f"b{seed}"):
             ids.append(run[0]["run_id"])
             for event in run:
                 out.extend(engine.apply(parse_event(event)))
-        yield out, ids
+                events.append(row_of(event, 0, len(events)))
+        yield out, ids, events
         left -= BATCH
         seed += 1
 
@@ -53,18 +57,20 @@ def batches(runs: int) -> Iterator[tuple[list[OutputRecord], list[str]]]:
 def load(dsn: str, runs: int) -> None:
     """Write `runs` generated runs' outputs, then merge every table (a settled database)."""
     writer = ClickHouseWriter(dsn)
+    store = EventStore(writer.conn)
     start = time.perf_counter()
     written = revisions = 0
-    for records, batch_ids in batches(runs):
+    for records, batch_ids, events in batches(runs):
         writer.write(records)
+        store.write(events)
         written += len(batch_ids)
         revisions += sum(r.kind == "account_revision" for r in records)
         if written % 10_000 == 0:
             print(f"  {written:,} runs written ({time.perf_counter() - start:.0f} s)", flush=True)
     print(f"{written:,} runs, {revisions:,} revisions in {time.perf_counter() - start:.0f} s")
     conn = clickhouse.connect(dsn)
-    for table in schema.DATA_TABLES:
-        conn.command(f"OPTIMIZE TABLE {conn.table(table.name)} FINAL")
+    for name in [*(t.name for t in schema.DATA_TABLES), schema.EVENTS_TABLE]:
+        conn.command(f"OPTIMIZE TABLE {conn.table(name)} FINAL")
 
 
 def percentile(values: list[float], q: float) -> float:
@@ -107,6 +113,8 @@ def main() -> None:
             "runs, page 20": lambda: "/runs?page=20",
             "runs, contradicted now": lambda: "/runs?contradicted=now",
             "runs, status failed + search": lambda: "/runs?status=failed&q=b1-",
+            "runs, agent + model": lambda: "/runs?agent=coder&model=model-b-medium",
+            "runs, task search": lambda: "/runs?q=release+notes",
             "a run's page": lambda: f"/runs/{rng.choice(ids)}",
             "fleet (5 charts)": lambda: "/fleet",
         }
