@@ -37,6 +37,7 @@ from pathlib import Path
 import orjson
 
 from outcomes.common.codec import Codec
+from outcomes.common.runtime import freeze_survivors
 from outcomes.common.settings import Settings
 from outcomes.devtools.loadgen import LoadSpec, plan_runs
 from outcomes.devtools.workload import Event, generate_run, interleave
@@ -165,7 +166,10 @@ def main(argv: Sequence[str] | None = None) -> None:
     records = [codec.encode_event(e) for e in events]
     lines = b"".join(orjson.dumps(e) + b"\n" for e in events)
 
-    gc.freeze()  # the load itself: out of the collector's view, as the worker's survivors
+    # As the worker runs: survivors of a young collection are frozen (run state), and the
+    # load itself is out of the collector's view.
+    freeze_survivors()
+    gc.freeze()
     pure = best([pure_fold_pass(lines, settings.limits) for _ in range(args.passes)])
     worker = best([worker_pass(records, settings, codec) for _ in range(args.passes)])
     reducer = best([fold_only_pass(records, settings, codec) for _ in range(args.passes)])

@@ -79,11 +79,12 @@ from outcomes.reducers.catalog import INPUT_TOPICS, OUTPUT_TOPICS, RUN_LOG_TOPIC
 from outcomes.reducers.engine import Engine
 from outcomes.reducers.errors import OutcomesError
 from outcomes.reducers.limits import Limits
+from outcomes.reducers.timefmt import parse_rfc3339
 from outcomes.sinks import defaults as sink_defaults
 from outcomes.sinks import schema
 from outcomes.sinks.consumer import Sink, SinkConfig
 from outcomes.sinks.rows import Row
-from outcomes.sinks.writer import ClickHouseWriter
+from outcomes.sinks.writer import ClickHouseWriter, Encoded
 from outcomes.streams.gate_door import read_token
 from outcomes.streams.replay import ReplayStats, jsonl_items, replay_items, settling_state
 from outcomes.streams.topics import PARTITIONS, ensure_topics, read_range, topic_table
@@ -132,6 +133,20 @@ class TimedWriter(ClickHouseWriter):
         if table == schema.ACCOUNT_REVISION_ROWS.name:
             acked = time.time()
             revisions = [[r[0], r[1], r[6]] for r in rows]
+            self._log.write(json.dumps([acked, revisions]) + "\n")
+
+    def _insert_json(self, table: str, records: Mapping[str, Sequence[Encoded]]) -> None:
+        """The same note for records the sink writes from their canonical JSON (those
+        published with the sink's headers): one INSERT … SELECT per table."""
+        super()._insert_json(table, records)
+        written = records.get("account_revision")
+        if written:
+            acked = time.time()
+            revisions = []
+            for record in written:
+                body = orjson.loads(record.json)
+                cutoff = parse_rfc3339(body["observation_cutoff"])
+                revisions.append([record.run_id, body["revision"], cutoff])
             self._log.write(json.dumps([acked, revisions]) + "\n")
 
 
@@ -748,7 +763,10 @@ def catch_up(
                         break
                 if now > deadline:
                     peak = read_status(worker.pid).get("VmHWM")
-                    log_end = end_offsets(settings, [run_log])
+                    try:
+                        log_end = end_offsets(settings, [run_log])
+                    except DemoError:  # the worker never got as far as its run log
+                        log_end = {}
                     folded = committed_offsets(settings, app_id, list(log_end))
                     count = sum(max(0, o) for o in folded.values())
                     seconds = now - began
