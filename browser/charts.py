@@ -166,8 +166,7 @@ ORDER BY hour, status""",
     _Spec(
         "overclaims-by-kind",
         "Overclaims by claim kind",
-        "Claims whose current verdict is contradicted, by what they claim. (The sink stores "
-        "no agent or model name, so they cannot be grouped by either here.)",
+        "Claims whose current verdict is contradicted, by what they claim.",
         """SELECT claim_kind, count() AS contradicted
 FROM current_claim_verdicts
 WHERE verdict = 'contradicted'
@@ -175,6 +174,23 @@ GROUP BY claim_kind
 ORDER BY contradicted DESC, claim_kind""",
         ("claim_kind", "contradicted"),
         bars,
+    ),
+    _Spec(
+        "overclaims-by-agent",
+        "Overclaims per agent and model",
+        "Claims whose current verdict is contradicted, by the agent and the model their run "
+        "started with (run.started; runs whose input events were not recorded are left out).",
+        """SELECT s.agent AS agent, if(s.model = '', '(no model)', s.model) AS model,
+       count() AS contradicted
+FROM current_claim_verdicts AS v
+INNER JOIN (
+    SELECT run_id, agent, model FROM events WHERE type = 'run.started'
+) AS s ON v.run_id = s.run_id
+WHERE v.verdict = 'contradicted'
+GROUP BY agent, model
+ORDER BY agent, model""",
+        ("agent", "model", "contradicted"),
+        stacked_bars,
     ),
     _Spec(
         "answers-contradicted",

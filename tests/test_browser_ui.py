@@ -281,7 +281,7 @@ def test_a_person_finds_the_contradicted_run_and_what_was_true_then(
     assert seen["contrast"] >= 4.5  # WCAG AA for text
     assert seen["compare_url"] == f"/runs/{RUN}/compare?a=1&b=3"
     assert ["status", "Unresolved: not confirmed", "Complete"] in seen["differences"]
-    assert len(seen["charts"]) == 5 and all(c[0] == "img" and c[1] and c[2] for c in seen["charts"])
+    assert len(seen["charts"]) == 6 and all(c[0] == "img" and c[1] and c[2] for c in seen["charts"])
     assert seen["bad_url"].startswith("status must be among complete")
     # Nothing is fetched from elsewhere (data: URLs are Chromium's own control icons).
     elsewhere = [u for u in seen["requests"] if not u.startswith((server, "data:"))]
