@@ -10,6 +10,7 @@ import threading
 import click
 
 from outcomes.cli import options
+from outcomes.common.broker import check_broker
 from outcomes.common.settings import Settings
 from outcomes.reducers.catalog import RUN_LOG_TOPIC
 from outcomes.sinks import defaults
@@ -115,6 +116,7 @@ def sink(
     recorder: EventRecorder | None = None
     failure: list[BaseException] = []
     if not no_events and (run_log is not None or not topics):
+        check_broker(settings)  # one error line when no broker answers, before any client
         recorder = EventRecorder(
             settings,
             EventsConfig(
