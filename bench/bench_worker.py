@@ -12,15 +12,21 @@ One run measures, against the real broker:
   (`outcomes.devtools.bench.two_stage_floor`);
 - the worker's peak RSS (VmHWM from /proc/<pid>/status);
 - with the faust engine, a bare faust agent over the same records (consume and decode,
-  nothing else: bench/faust_bare.py), the faust engine's yardstick;
+  nothing else: bench/faust_bare.py), the faust engine's yardstick; with
+  `--faust-baseline REV`, also the faust engine as it was at commit REV, on the same
+  records (bench/faust_baseline.py);
 - per-event cost as runs grow: loads made of runs of ~10, ~1,000 and ~10,000 events,
   produced live (while the worker runs, each run in order) and as a backlog.
 
-Each load gets its own consumer group that starts at the current ends (as the worker
-tests do, devtools/harness.py), so earlier traffic is not re-read. Prints figures;
-asserts nothing.
+The main load is produced once, keyed by run_id with Kafka's murmur2 partitioner (the
+Java clients' default and the worker's own), so a run's records sit on its run-log
+partition in every topic, and every engine reads the same records. Each load gets its
+own consumer group that starts at the current ends (as the worker tests do,
+devtools/harness.py), so earlier traffic is not re-read. Prints figures; asserts
+nothing.
 
     .venv/bin/python -m outcomes.bench.bench_worker [--events 50000] [--size-events 10000]
+        [--engines batch,faust] [--faust-baseline REV]
 """
 
 from __future__ import annotations
@@ -34,7 +40,7 @@ import tempfile
 import threading
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from outcomes.common.codec import Codec
@@ -70,6 +76,7 @@ class WorkerFigures:
     wall_seconds: float  # process start -> exit
     outputs: int
     peak_rss_mib: float
+    forwarded: int | None = None  # records the worker sent through its run log
 
     @property
     def rate(self) -> float:
@@ -107,6 +114,27 @@ def timestamps(
     return len(stamps), stamps
 
 
+@dataclass
+class EngineFileWorker(WorkerProcess):
+    """A worker running the faust engine module in `engine_file` (bench/faust_baseline.py)."""
+
+    engine_file: Path = field(default_factory=Path)
+
+    def _command(self) -> list[str]:
+        return [sys.executable, "-m", "outcomes.bench.faust_baseline", str(self.engine_file)]
+
+
+def engine_at(revision: str, tmp: Path) -> Path:
+    """`streams/worker_faust.py` as it was at `revision`, written to a file in `tmp`."""
+    text = subprocess.run(
+        ["git", "show", f"{revision}:streams/worker_faust.py"],
+        cwd=Path(__file__).resolve().parent.parent, capture_output=True, text=True, check=True,
+    ).stdout  # fmt: skip
+    path = tmp / f"worker_faust_{revision.replace('/', '_')}.py"
+    path.write_text(text)
+    return path
+
+
 def run_worker(
     config: KafkaConfig,
     bootstrap: str,
@@ -118,11 +146,14 @@ def run_worker(
     live: bool = False,
     workers: int = 1,
     worker_args: Sequence[str] = (),
+    engine_file: Path | None = None,
 ) -> WorkerFigures:
     """Pre-produce `events`, run one worker over them until done, and measure. With
     `produced_from`, the events were produced already, from those input offsets; with
     `live`, they are produced once the worker has joined its group, as agents publish
-    while it runs. `workers` processes share the group (started together)."""
+    while it runs. `workers` processes share the group (started together). With
+    `engine_file`, the faust engine module in that file runs instead of the checked-out
+    one."""
     app_id = unique_name(f"bench-{engine}")
     marks = isolate_group(config, app_id)
     try:
@@ -138,6 +169,16 @@ def run_worker(
                 log_path=tmp / f"{app_id}-{n}.log",
                 until_idle=3.0,
                 extra=("--engine", engine, *worker_args),
+            )
+            if engine_file is None
+            else EngineFileWorker(
+                app_id=app_id,
+                state_dir=tmp / f"{app_id}-{n}",
+                bootstrap=bootstrap,
+                log_path=tmp / f"{app_id}-{n}.log",
+                until_idle=3.0,
+                extra=("--engine", "faust", *worker_args),
+                engine_file=engine_file,
             )
             for n in range(workers)
         ]
@@ -173,14 +214,21 @@ def run_worker(
         _, log_stamps = timestamps(config, marks.run_log_start(config), prefix)
         outputs, out_stamps = timestamps(config, marks.outputs, prefix)
         runs = len({e["run_id"] for e in events})
+        # The faust engine folds a record where it reads it when the record is on its
+        # run's run-log partition: then its first output is the first sign of work.
+        first = min(log_stamps + out_stamps)
+        counts = [w.counts() for w in group]
         return WorkerFigures(
             events=len(events),
             runs=runs,
-            seconds=(max(out_stamps) - min(log_stamps)) / 1000,
-            ingest_seconds=(max(log_stamps) - min(log_stamps)) / 1000,
+            seconds=(max(out_stamps) - first) / 1000,
+            ingest_seconds=(max(log_stamps) - min(log_stamps)) / 1000 if log_stamps else 0.0,
             wall_seconds=wall,
             outputs=outputs,
             peak_rss_mib=peak[0],
+            forwarded=sum(c[0] for c in counts if c is not None)
+            if all(c is not None for c in counts)
+            else None,
         )
     finally:
         delete_app(config, app_id)
@@ -236,6 +284,12 @@ def main(argv: Sequence[str] | None = None) -> None:
         help="extra `outcomes worker` argument for every worker (repeatable)",
     )
     parser.add_argument(
+        "--faust-baseline",
+        metavar="REV",
+        help="also run the faust engine of git revision REV on the main load (a comparison "
+        "in the same run)",
+    )
+    parser.add_argument(
         "--scale-out",
         type=int,
         default=2,
@@ -260,12 +314,26 @@ def main(argv: Sequence[str] | None = None) -> None:
         per_run = 12.6  # generate_runs(padding=2): ~12.6 events per run
         events = interleave(list(generate_runs(round(args.events / per_run), 0, 2, prefix)))
         start = end_offsets(config, INPUT_TOPICS)
+        # Keyed by run_id with murmur2, as Java clients and the worker's producer key
+        # theirs: a run's records are on its run-log partition in every input topic.
+        produce_events({**config, "partitioner": "murmur2_random"}, events, Codec())
         results: dict[str, WorkerFigures] = {}
         for engine in engines:
             # The same records each time: a new app id (group) reads them from the marks.
-            again = start if results else None
             results[engine] = run_worker(
-                config, bootstrap, events, prefix, tmp, engine, again, worker_args=args.worker_arg
+                config, bootstrap, events, prefix, tmp, engine, start, worker_args=args.worker_arg
+            )
+        if args.faust_baseline:
+            results[f"faust@{args.faust_baseline}"] = run_worker(
+                config,
+                bootstrap,
+                events,
+                prefix,
+                tmp,
+                "faust",
+                start,
+                worker_args=args.worker_arg,
+                engine_file=engine_at(args.faust_baseline, tmp),
             )
         scaled = None
         if args.scale_out > 1:
@@ -281,9 +349,8 @@ def main(argv: Sequence[str] | None = None) -> None:
                 worker_args=args.worker_arg,
             )
         ends = end_offsets(config, INPUT_TOPICS)
-        bare = (
-            bare_faust(config, bootstrap, start, len(events), tmp) if "faust" in results else None
-        )
+        fausts = [name for name in results if name.startswith("faust")]
+        bare = bare_faust(config, bootstrap, start, len(events), tmp) if fausts else None
         raw = raw_ceiling(settings, start, ends, key_prefix=prefix)
         decoded, seconds = int(raw["events"]), raw["seconds"]
         ceiling = decoded / seconds
@@ -305,11 +372,20 @@ def main(argv: Sequence[str] | None = None) -> None:
             f"validation, fold, state or outputs; {floor['seconds']:.1f} s)"
         )
         for engine, figures in results.items():
+            ingest = (
+                f"ingest stage alone {figures.events / figures.ingest_seconds:,.0f} events/s"
+                if figures.ingest_seconds > 0
+                else "no run-log stage"
+            )
+            through = (
+                f"; {figures.forwarded:,} records through the run log"
+                if figures.forwarded is not None
+                else ""
+            )
             print(
                 f"  {engine:<6} engine: {figures.rate:,.0f} events/s = "
                 f"{figures.rate / ceiling:.2f} x ceiling ({figures.seconds:.1f} s first event "
-                f"consumed -> last output produced; ingest stage alone "
-                f"{figures.events / figures.ingest_seconds:,.0f} events/s; "
+                f"consumed -> last output produced; {ingest}{through}; "
                 f"{figures.wall_seconds:.1f} s wall with start-up and idle exit); "
                 f"peak RSS {figures.peak_rss_mib:.0f} MiB"
             )
@@ -323,9 +399,10 @@ def main(argv: Sequence[str] | None = None) -> None:
                 f"  bare faust agent: {bare:,.0f} events/s = {bare / ceiling:.2f} x ceiling "
                 f"(faust consuming the same records and decoding them, nothing else)"
             )
-            ratio = results["faust"].rate / bare
-            verdict = "met" if ratio >= 0.7 else "NOT met"
-            print(f"  faust engine / bare faust agent: {ratio:.3f} (target >= 0.7: {verdict})")
+            for name in fausts:
+                ratio = results[name].rate / bare
+                verdict = "met" if ratio >= 0.7 else "NOT met"
+                print(f"  {name} engine / bare faust agent: {ratio:.3f} (target >= 0.7: {verdict})")
         if "batch" in results and "faust" in results:
             ratio = results["faust"].rate / results["batch"].rate
             print(f"  faust engine / batch engine: {ratio:.3f}")
