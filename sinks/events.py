@@ -13,7 +13,9 @@ after ClickHouse acknowledged the rows before it. A redelivered batch, a restart
 crash and a second recorder replaying the log therefore add no row, and the table is
 ReplacingMergeTree on (run_id, event_id), so even a racing second copy is one row through
 FINAL. Bytes that do not decode to an event of their run become `dead_letters` rows
-(recorded_by `sink`) with the codec's reason, and the partition goes on.
+(recorded_by `sink`) with the codec's reason, and the partition goes on. Events of a run
+listed in `purge_log` are dropped, as the writer drops its outputs: a replay of the run
+log never brings a purged run back.
 """
 
 from __future__ import annotations
@@ -182,15 +184,22 @@ class EventStore:
             found.update(str(r[0]) for r in result)
         return found
 
+    def purged_runs(self) -> set[str]:
+        """Every run `outcomes purge` removed (its events are never written again)."""
+        found = self.conn.rows(f"SELECT DISTINCT run_id FROM {self.conn.table('purge_log')}")
+        return {str(r[0]) for r in found}
+
     def write(self, rows: Sequence[EventRow]) -> tuple[int, int]:
         """Insert the rows whose ids are not stored yet, retrying transient failures;
-        returns (inserted, already present or repeated in `rows`). Returns once ClickHouse
-        acknowledged."""
+        returns (inserted, already present or repeated in `rows` or of a purged run).
+        Returns once ClickHouse acknowledged."""
 
         def once() -> tuple[int, int]:
+            purged = self.purged_runs() if rows else set()
             unique: dict[str, EventRow] = {}
             for row in rows:
-                unique.setdefault(row[1], row)
+                if row[0] not in purged:
+                    unique.setdefault(row[1], row)
             present = self.stored(list(unique.values())) if unique else set()
             fresh = [row for event_id, row in unique.items() if event_id not in present]
             if fresh:
@@ -237,6 +246,7 @@ class EventRecorder:
         codec: Codec | None = None,
     ) -> None:
         self.config = config
+        self._own_conn = conn is None
         if conn is None:
             schema.ensure_schema(clickhouse.connect(settings.clickhouse_dsn))
             # A connection of its own: its statements never share a session with the
@@ -293,7 +303,11 @@ class EventRecorder:
             self._failed = True  # commit nothing more: the next owner redoes the rest
             raise
         finally:
-            self.consumer.close()
+            try:
+                self.consumer.close()
+            finally:
+                if self._own_conn:  # chDB: the engine is freed once no client holds it
+                    clickhouse.close(self.conn)
         return self.stats
 
     def _accept(self, message: Message, now: float) -> bool:

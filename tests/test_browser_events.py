@@ -94,3 +94,24 @@ def test_run_log_events_land_once_with_their_fields_and_garbage_is_a_dead_letter
     assert again.inserted == 0 and again.already_present > 0
     physical = conn.rows(f"SELECT count() FROM {table}")[0][0]
     assert physical == len(unique)
+
+
+def test_events_of_a_purged_run_are_never_written_again(chdb_dsn: str) -> None:
+    from datetime import UTC, datetime
+
+    from outcomes.sinks.events import EventStore, row_of
+
+    events = five_file_events("purged")
+    conn = clickhouse.connect(chdb_dsn)
+    schema.ensure_schema(conn)
+    conn.insert(
+        "purge_log",
+        [(uuid.uuid4(), events[0]["run_id"], "finished", datetime.now(UTC), "test", "test",
+          "a test", {})],
+        ["purge_id", "run_id", "phase", "purged_at", "purged_by", "clickhouse_user", "reason",
+         "row_counts"],
+    )  # fmt: skip
+    store = EventStore(conn)
+    assert store.write([row_of(e, 0, n) for n, e in enumerate(events)]) == (0, len(events))
+    table = conn.table(schema.EVENTS_TABLE)
+    assert conn.rows(f"SELECT count() FROM {table}")[0][0] == 0
