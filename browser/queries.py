@@ -75,6 +75,10 @@ class Session:
     def __init__(self, dsn: str) -> None:
         self.dsn = dsn
         conn = clickhouse.require_database(dsn, live=True)
+        if not conn.live:
+            # A chDB made by an older version is migrated first (the events table), as
+            # `outcomes show` does; a server must have been migrated by its operator.
+            schema.ensure_schema(conn)
         self.live = conn.live
         self._conn = clickhouse.open_private(dsn)
         self._settings: dict[str, Any] = {}
