@@ -116,7 +116,7 @@ def main() -> None:
             "runs, agent + model": lambda: "/runs?agent=coder&model=model-b-medium",
             "runs, task search": lambda: "/runs?q=release+notes",
             "a run's page": lambda: f"/runs/{rng.choice(ids)}",
-            "fleet (5 charts)": lambda: "/fleet",
+            "fleet (6 charts)": lambda: "/fleet",
         }
         print(f"{'view':<32} {'p50 ms':>8} {'p95 ms':>8} {'max ms':>8}  n")
         for name, url in views.items():
