@@ -314,6 +314,7 @@ def producer(config: KafkaConfig) -> Producer:
             **config,
             "enable.idempotence": True,
             "linger.ms": 20,
+            "partitioner": "murmur2_random",  # as the SDK: runs land on their run-log partition
             "message.max.bytes": 8 * 1024 * 1024,
             "queue.buffering.max.messages": 200_000,
         }

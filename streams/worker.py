@@ -12,7 +12,9 @@ acknowledged, and outputs have deterministic ids, so a record processed twice re
 identical outputs (docs/stream.md). Two engines run these stages:
 
 - `batch` (default, streams/worker_batch.py): confluent-kafka batches, one poll loop;
-- `faust` (streams/worker_faust.py): a faust-streaming app with two agents and a table.
+- `faust` (streams/worker_faust.py): a faust-streaming app: one agent folds records on
+  their run's run-log partition where it reads them, a second folds the run log; a
+  changelog-backed table.
 
 They share everything but the Kafka plumbing (the stages, the stores, the codec, and
 streams/worker_common.py's options, error and internal topics), and one app id's run log

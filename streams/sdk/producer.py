@@ -233,6 +233,9 @@ class OutcomesProducer(EventMethods):
             "queue.buffering.max.messages": buffer_max_messages,
             "message.timeout.ms": message_timeout_ms,
             "linger.ms": 5,
+            # Keys partitioned as Java clients and the worker's run log do (murmur2 of the
+            # run id), so the faust engine folds a run where it reads it (docs/stream.md).
+            "partitioner": "murmur2_random",
             # An event may be max_event_bytes; leave room for the record batch overhead.
             "message.max.bytes": max(1_000_000, settings.limits.max_event_bytes + 65_536),
             "client.id": f"outcomes-sdk-{source}",
