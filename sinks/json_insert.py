@@ -25,75 +25,15 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Final
 
+from outcomes.reducers.catalog import OUTPUT_KINDS
 from outcomes.sinks import tables
 
 _TS: Final = "DateTime64(6, 'UTC')"
 
-# What each kind's canonical JSON holds that its rows need (docs/records.md), as the
-# named Tuple JSONExtract reads it into.
-_SHAPES: Final[Mapping[str, str]] = {
-    "account_revision": (
-        "Tuple(run_id String, revision UInt32, supersedes Nullable(UInt32), "
-        "revision_id String, status String, workflow_status String, "
-        f"observation_cutoff {_TS}, trigger_event_id String, state_revision String, "
-        "goal_revision Nullable(UInt32), candidate_snapshot Nullable(String), "
-        "schema_version UInt16, assembler_version String, "
-        "dimensions Tuple(response_completion Nullable(String), "
-        "requested_action_outcome Nullable(String), verification Nullable(String), "
-        "review Nullable(String), durability Nullable(String)), changes Array(String), "
-        "predicates Array(Tuple(id String, required Bool, state String, reason String, "
-        "evidence Array(String))), "
-        "contradictions Array(Tuple(subject String, kind String, "
-        f"evidence Array(Tuple(event_id String, value String, occurred_at {_TS})))), "
-        "effects Array(Tuple(intent_id String, effect_class Nullable(String), "
-        "state String, receipts Array(String), unresolved Bool)))"
-    ),
-    "notification": (
-        "Tuple(run_id String, revision UInt32, notification_id String, kind String, "
-        "supersedes Nullable(UInt32), status String, previous_status Nullable(String), "
-        f"completion_automation Bool, observation_cutoff {_TS})"
-    ),
-    "claim_notification": (
-        "Tuple(run_id String, revision UInt32, trigger_event_id String, "
-        f"notification_id String, status String, observation_cutoff {_TS}, "
-        "narrative_ids Array(String), verdict_ids Array(String), superseded UInt32, "
-        "withdrawn UInt32)"
-    ),
-    "answer_check": (
-        "Tuple(run_id String, answer_chain_id String, attempt UInt32, check_id String, "
-        f"event_id String, occurred_at {_TS}, source String, decision String, "
-        "account_revision Nullable(UInt32), text_digest String, supported UInt32, "
-        "contradicted UInt32, unverifiable UInt32, needs_review UInt32, omitted UInt32)"
-    ),
-    "provenance_row": (
-        "Tuple(run_id String, row_id String, row_type String, event_id String, "
-        f"occurred_at {_TS}, "
-        "retrieval Tuple(retrieval_id String, candidate_id String, job_id String, "
-        "query_hash String, algorithm String, config_hash String, source_type String, "
-        "source_event_id String, rank Int32, score Float64, eligible Bool, "
-        "decision String, withhold_reason Nullable(String)), "
-        "injection Tuple(injection_id String, model_call_id String, retrieval_id String, "
-        "candidate_ids Array(String), block_hash String, block_bytes UInt64, "
-        "location String, range_start Int64, range_end Int64, confirmed Bool, "
-        "removed_before_inference Bool), "
-        "finding Tuple(kind String, subject String, revision UInt32, change String, "
-        "evidence Array(String)))"
-    ),
-    "claim_verdict": (
-        "Tuple(run_id String, narrative_id String, verdict_id String, event_id String, "
-        "account_revision Nullable(UInt32), claim_kind String, verdict String, "
-        "subject Nullable(String), span_start Nullable(Int32), span_end Nullable(Int32), "
-        "span_text Nullable(String), reason String, claim_id Nullable(String), "
-        "settlement UInt32, supersedes Nullable(String), withdrawn Bool, "
-        "supported Nullable(String))"
-    ),
-    "dead_letter": (
-        "Tuple(dead_letter_id String, reason String, message String, raw String, "
-        "origin_topic Nullable(String), origin_partition Nullable(Int32), "
-        "origin_offset Nullable(Int64), origin_file Nullable(String), "
-        "origin_line Nullable(Int64), run_id Nullable(String), event_id Nullable(String))"
-    ),
-}
+# What each kind's canonical JSON holds that its rows need, as the named Tuple
+# JSONExtract reads it into: derived from the tables' declared fields and the Avro
+# schemas (`tables.json_shape`), never spelled out here.
+_SHAPES: Final[Mapping[str, str]] = {kind: tables.json_shape(kind) for kind in OUTPUT_KINDS}
 
 
 @dataclass(frozen=True)
