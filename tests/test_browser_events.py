@@ -115,3 +115,40 @@ def test_events_of_a_purged_run_are_never_written_again(chdb_dsn: str) -> None:
     assert store.write([row_of(e, 0, n) for n, e in enumerate(events)]) == (0, len(events))
     table = conn.table(schema.EVENTS_TABLE)
     assert conn.rows(f"SELECT count() FROM {table}")[0][0] == 0
+
+
+def test_outcomes_sink_records_the_run_log_in_the_same_process(
+    kafka_settings: Settings,
+    kafka_config: dict[str, str],
+    kafka_topic: Callable[..., str],
+    chdb_dsn: str,
+) -> None:
+    import subprocess
+    import sys
+
+    outputs = kafka_topic("outputs")  # the sink's own input, empty here
+    run_log = kafka_topic("run-log")
+    events = five_file_events(uuid.uuid4().hex[:8])
+    codec = Codec()
+    _produce(kafka_config, run_log, [(e["run_id"], codec.encode_event(e)) for e in events])
+    argv = [sys.executable, "-m", "outcomes.cli", "sink", "--bootstrap", kafka_settings.bootstrap,
+            "--clickhouse", chdb_dsn, "--group-id", f"g-{uuid.uuid4().hex[:8]}",
+            "--topic", outputs, "--until-idle", "3", "--no-query-endpoint"]  # fmt: skip
+    clickhouse.close_all()  # chDB: one process per directory
+    done = subprocess.run(
+        [*argv, "--run-log", run_log], capture_output=True, text=True, timeout=120
+    )
+    assert done.returncode == 0, done.stderr
+    unique = {e["event_id"] for e in events}
+    assert f"events: {len(events)} run-log records consumed, {len(unique)} events inserted" in (
+        done.stderr
+    )
+    conn = clickhouse.connect(chdb_dsn)
+    stored = conn.rows(f"SELECT count() FROM {conn.table(schema.EVENTS_TABLE)} FINAL")[0][0]
+    assert stored == len(unique)
+    clickhouse.close_all()
+    # With --topic and no --run-log, or with --no-events, no events are recorded.
+    for extra in ([], ["--run-log", run_log, "--no-events"]):
+        quiet = subprocess.run([*argv, *extra], capture_output=True, text=True, timeout=120)
+        assert quiet.returncode == 0, quiet.stderr
+        assert "events:" not in quiet.stderr
