@@ -14,7 +14,8 @@ watermark is past what was consumed), and, for live traffic, while the lowest bu
 record is younger than `grace` seconds: an earlier record of another partition may still
 be on its way (producers send each partition's batch separately, and a cached watermark
 lags its partition). To never stall, a blocked merge releases anyway once no input has
-arrived for `max_wait` seconds, or when `max_buffered` records wait. (Counting
+arrived for `max_wait` seconds (any record: the run log's too), after `max_hold` seconds
+blocked whatever arrives, or when `max_buffered` records wait. (Counting
 `max_wait` from the last input, not from the start of the block: on a backlog, the
 fold of a large batch can take longer than `max_wait` while the partition that blocks
 is only waiting for the next `consume`, and releasing everything then folded runs
@@ -49,6 +50,7 @@ class TimestampMerge:
         high_watermark: HighWatermark,
         max_wait: float = 0.25,
         max_buffered: int = 200_000,
+        max_hold: float = 30.0,
         grace: float = 0.1,
         clock: Callable[[], float] = time.time,
         position: Position | None = None,
@@ -56,6 +58,7 @@ class TimestampMerge:
         self.high_watermark = high_watermark
         self.position = position
         self.max_wait = max_wait
+        self.max_hold = max_hold
         self.grace_ms = int(grace * 1000)
         self.clock = clock
         self.max_buffered = max_buffered
@@ -94,6 +97,12 @@ class TimestampMerge:
         self.next_offset[tp] = offset + 1
         self.last_input = None  # stamped by the next `release`
 
+    def note_activity(self) -> None:
+        """Records arrived that the merge does not hold (the run log's, whose fold took
+        the time): a backlog is being read, not a partition stalled, so `max_wait` counts
+        from here. `max_hold` still bounds how long a block lasts."""
+        self.last_input = None
+
     def _behind(self, tp: Partition) -> bool:
         """Whether the partition may have records not consumed yet.
 
@@ -120,7 +129,10 @@ class TimestampMerge:
             self.last_input = now  # records arrived since the last call
         forced = self.buffered >= self.max_buffered or (
             self.blocked_since is not None
-            and now - max(self.blocked_since, self.last_input) >= self.max_wait
+            and (
+                now - max(self.blocked_since, self.last_input) >= self.max_wait
+                or now - self.blocked_since >= self.max_hold
+            )
         )
         heads, queues = self.heads, self.queues
         young = self.clock() * 1000 - self.grace_ms  # timestamps above this are recent

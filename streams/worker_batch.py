@@ -230,8 +230,13 @@ class BatchWorker:
                 "auto.offset.reset": "earliest",
                 "session.timeout.ms": int(options.session_timeout * 1000),
                 "heartbeat.interval.ms": max(500, int(options.session_timeout * 1000) // 5),
-                "fetch.message.max.bytes": _MAX_RECORD,
-                "max.partition.fetch.bytes": _MAX_RECORD,
+                # Each partition fetched in pieces of 256 KiB (librdkafka grows the piece
+                # for a larger record, up to fetch.max.bytes) and at most 16 MiB queued:
+                # on a backlog, 8 MiB pieces (~28,000 records of one partition) pushed the
+                # merge past its 200,000-record limit, which released everything out of
+                # order and folded runs finalize-first (issue #36, catch-up).
+                "fetch.message.max.bytes": 256 * 1024,
+                "queued.max.messages.kbytes": 16 * 1024,
                 # A fetch returns at 64 KiB or after 20 ms: under a steady trickle a fetch
                 # per few records cost as much CPU in librdkafka as the fold itself (at
                 # 2,700 events/s the worker took 52% of a core with fetch.min.bytes 1,
@@ -518,6 +523,7 @@ class BatchWorker:
                 if messages:
                     self._handle(messages)
                     pending += len(messages)
+                    self.merge.note_activity()
                 if self.merge.buffered:
                     self._release()
                 if messages:

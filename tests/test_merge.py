@@ -176,3 +176,29 @@ def test_a_partition_whose_end_is_not_known_yet_counts_as_behind() -> None:
     del marks.high[("tools", 0)]  # unknown again (say, reassigned): held, never stalled
     assert list(m.release(now=1.0)) == []
     assert [x.ts for x in m.release(now=1.3)] == [60]
+
+
+def test_run_log_activity_holds_the_block_but_not_past_max_hold() -> None:
+    """Records the merge does not hold (the run log's) count as activity, so a backlog
+    whose fold outlasts `max_wait` is not released finalize-first; `max_hold` bounds it."""
+    marks = Watermarks()
+    m = merge(marks, max_wait=0.25, max_hold=3.0)
+    m.assign({("tools", 0): 0, ("lifecycle", 0): 0})
+    marks.high = {("tools", 0): 1000, ("lifecycle", 0): 100}
+    add(m, Msg("lifecycle", 0, 0, 50))  # a finalize; tools is behind all along
+    assert list(m.release(now=0.0)) == []
+    for step in range(1, 10):  # only run-log records arrive, 0.3 s apart: hold on
+        m.note_activity()
+        assert list(m.release(now=step * 0.3)) == []
+    m.note_activity()
+    assert [x.offset_ for x in m.release(now=3.0)] == [0]  # blocked 3 s: released anyway
+
+
+def test_without_activity_the_wait_releases_a_block() -> None:
+    marks = Watermarks()
+    m = merge(marks, max_wait=0.25)
+    m.assign({("tools", 0): 0, ("lifecycle", 0): 0})
+    marks.high = {("tools", 0): 1000, ("lifecycle", 0): 100}
+    add(m, Msg("lifecycle", 0, 0, 50))
+    assert list(m.release(now=0.0)) == []
+    assert [x.offset_ for x in m.release(now=0.3)] == [0]
