@@ -182,11 +182,12 @@ ORDER BY contradicted DESC, claim_kind""",
         "started with (run.started; runs whose input events were not recorded are left out).",
         """SELECT s.agent AS agent, if(s.model = '', '(no model)', s.model) AS model,
        count() AS contradicted
-FROM current_claim_verdicts AS v
+FROM (SELECT run_id FROM current_claim_verdicts WHERE verdict = 'contradicted') AS v
 INNER JOIN (
-    SELECT run_id, agent, model FROM events WHERE type = 'run.started'
+    SELECT run_id, agent, model FROM events
+    WHERE type = 'run.started'
+      AND run_id IN (SELECT run_id FROM claim_verdicts WHERE verdict = 'contradicted')
 ) AS s ON v.run_id = s.run_id
-WHERE v.verdict = 'contradicted'
 GROUP BY agent, model
 ORDER BY agent, model""",
         ("agent", "model", "contradicted"),
