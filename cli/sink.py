@@ -131,10 +131,16 @@ def sink(
         thread.start()
     try:
         stats = run_sink(settings, config)
-    finally:
+    except BaseException:
         if recorder is not None:
             recorder.stop()
             thread.join()
+        raise
+    if recorder is not None:
+        if until_idle is not None:  # the recorder stops on its own idle: let it catch up
+            thread.join(timeout=until_idle + 60)
+        recorder.stop()
+        thread.join()
     click.echo(stats.summary(), err=True)
     if recorder is not None:
         click.echo(recorder.stats.summary(), err=True)

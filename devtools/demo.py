@@ -45,7 +45,7 @@ from outcomes.devtools.loadgen import (
     publish_load,
 )
 from outcomes.devtools.workload import Event
-from outcomes.reducers.catalog import INPUT_TOPICS, OUTPUT_TOPICS
+from outcomes.reducers.catalog import INPUT_TOPICS, OUTPUT_TOPICS, run_log_topic
 from outcomes.reducers.errors import OutcomesError
 from outcomes.sinks import clickhouse as ch
 from outcomes.sinks import schema
@@ -235,10 +235,14 @@ def sink_argv(
     *,
     until_idle: float | None,
     batch_seconds: float | None = None,
+    run_log: str | None = None,
 ) -> list[str]:
-    """`outcomes sink` into the settings' ClickHouse DSN with its own consumer group."""
+    """`outcomes sink` into the settings' ClickHouse DSN with its own consumer group;
+    `run_log`: the worker group's run log, whose events the sink records too."""
     argv = [sys.executable, "-m", "outcomes.cli", "sink", "--bootstrap", settings.bootstrap]
     argv += ["--clickhouse", settings.clickhouse_dsn, "--group-id", group]
+    if run_log is not None:
+        argv += ["--run-log", run_log]
     if until_idle is not None:
         argv += ["--until-idle", str(until_idle)]
     if batch_seconds is not None:
@@ -753,7 +757,12 @@ def run_demo(
                 _step(timings, "sink"),
                 Child(
                     "sink",
-                    sink_argv(settings, sink_group, until_idle=idle_seconds),
+                    sink_argv(
+                        settings,
+                        sink_group,
+                        until_idle=idle_seconds,
+                        run_log=run_log_topic(app_id),
+                    ),
                     work / "sink.log",
                 ) as sink,
             ):

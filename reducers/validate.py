@@ -58,6 +58,7 @@ _MINIMUM = {
 TEXT_FIELDS = frozenset(
     {
         "text",  # narrative.submitted: the model's Markdown
+        "task",  # run.started: the request as its requester worded it
         "command",  # verification.receipt: a shell command line
         "reason",  # effect.transition, run.cancelled, run.interrupted: public reasons
         "withhold_reason",

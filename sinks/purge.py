@@ -87,12 +87,14 @@ def verify_credential(conn: Connection, credential: str) -> None:
 def count_run_rows(conn: Connection, run_id: str) -> dict[str, int]:
     """Physical rows of the run in every data table."""
     counts: dict[str, int] = {}
-    for table in schema.DATA_TABLES:
+    # The input events too: run.started's task and narrative.submitted's text are the
+    # run's words as much as its verdicts are.
+    for name in (*(table.name for table in schema.DATA_TABLES), schema.EVENTS_TABLE):
         rows = conn.rows(
-            f"SELECT count() FROM {conn.table(table.name)} WHERE run_id = %(run)s",
+            f"SELECT count() FROM {conn.table(name)} WHERE run_id = %(run)s",
             {"run": run_id},
         )
-        counts[table.name] = int(rows[0][0])
+        counts[name] = int(rows[0][0])
     return counts
 
 

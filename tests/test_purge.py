@@ -14,6 +14,7 @@ from outcomes.cli.purge import purge as purge_cmd
 from outcomes.common.settings import Settings
 from outcomes.devtools import samples
 from outcomes.sinks import clickhouse, purge, purge_attempts, schema
+from outcomes.sinks.events import EventStore, row_of
 from outcomes.sinks.exceptions import PurgeDenied
 from outcomes.sinks.writer import ClickHouseWriter
 from tests.chdb_support import PURGE_SECRET, sample_database
@@ -286,3 +287,29 @@ def test_the_attempts_table_is_migration_12_and_not_granted_to_analysts() -> Non
     assert migration.statements("outcomes") == purge_attempts.ddl("outcomes")
     statements = [s for m in schema.MIGRATIONS for s in m.statements("outcomes")]
     assert not any("purge_attempts" in s and "outcomes_analyst" in s for s in statements)
+
+
+def test_a_purge_removes_the_runs_input_events_too(chdb_dsn: str) -> None:
+    """The events table holds a run's words (its task, its narrative): purged with it."""
+    conn = clickhouse.connect(chdb_dsn)
+    store = EventStore(conn)
+    events = [
+        {
+            "event_id": f"{run}-s",
+            "run_id": run,
+            "type": "run.started",
+            "source": "t",
+            "occurred_at": "2026-12-07T10:00:00.000000Z",
+            "agent": "coder",
+            "requested_by": "user:ana",
+            "model": None,
+            "task": "Fix the parser",
+        }
+        for run in ("run-b", "run-c")
+    ]
+    assert store.write([row_of(e, 0, i) for i, e in enumerate(events)]) == (2, 0)
+    assert purge.count_run_rows(conn, "run-b")["events"] == 1
+    purge.purge_run(conn, "run-b", SECRET, actor="dpo@example")
+    assert purge.count_run_rows(conn, "run-b")["events"] == 0
+    assert purge.count_run_rows(conn, "run-c")["events"] == 1
+    assert store.write([row_of(events[0], 0, 0)]) == (0, 1)  # never written again
