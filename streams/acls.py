@@ -7,7 +7,8 @@ StandardAuthorizer refuse everything else (`allow.everyone.if.no.acl.found=false
 - `producer`: agent workers (streams/sdk) may write the input topics, nothing else;
 - `worker`: reads the inputs, owns its run log, internal topics and consumer group
   (everything named after its app id), writes the output topics;
-- `sink`: reads the output topics and commits its group;
+- `sink`: reads the output topics and commits its group; its events recorder reads the
+  worker's run log and commits the group beside it (`outcomes-sink-events`);
 - `reader`: downstream consumers read the notification topics (groups `outcomes-reader*`).
 
 The stack's own admin is a super user and needs no ACL.
@@ -19,7 +20,13 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final
 
-from outcomes.reducers.catalog import DEFAULT_APP_ID, INPUT_TOPICS, OUTPUT_TOPICS, RUN_LOG_TOPIC
+from outcomes.reducers.catalog import (
+    DEFAULT_APP_ID,
+    INPUT_TOPICS,
+    OUTPUT_TOPICS,
+    RUN_LOG_TOPIC,
+    run_log_topic,
+)
 
 PRODUCER: Final = "producer"
 WORKER: Final = "worker"
@@ -28,6 +35,7 @@ READER: Final = "reader"
 IDENTITIES: Final = (PRODUCER, WORKER, SINK, READER)
 
 SINK_GROUP: Final = "outcomes-sink"
+SINK_EVENTS_GROUP: Final = f"{SINK_GROUP}-events"  # sinks/events.py group_for
 READER_GROUP_PREFIX: Final = "outcomes-reader"
 NOTIFICATION_TOPICS: Final = (
     OUTPUT_TOPICS["notification"],
@@ -70,6 +78,8 @@ def acl_table(app_id: str = DEFAULT_APP_ID) -> tuple[Grant, ...]:
         grants.append(Grant(WORKER, "topic", topic, False, _WRITE))
         grants.append(Grant(SINK, "topic", topic, False, _READ))
     grants.append(Grant(SINK, "group", SINK_GROUP, False, ("READ", "DESCRIBE")))
+    grants.append(Grant(SINK, "topic", run_log_topic(app_id), False, _READ))
+    grants.append(Grant(SINK, "group", SINK_EVENTS_GROUP, False, ("READ", "DESCRIBE")))
     for topic in NOTIFICATION_TOPICS:
         grants.append(Grant(READER, "topic", topic, False, _READ))
     grants.append(Grant(READER, "group", READER_GROUP_PREFIX, True, ("READ", "DESCRIBE")))

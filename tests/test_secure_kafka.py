@@ -35,7 +35,17 @@ from outcomes.devtools.devstack import (
     up,
 )
 from outcomes.reducers.catalog import INPUT_TOPICS, OUTPUT_TOPICS, RUN_LOG_TOPIC
-from outcomes.streams.acls import IDENTITIES, PRODUCER, READER, SINK, SINK_GROUP, WORKER, acl_table
+from outcomes.sinks.events import group_for
+from outcomes.streams.acls import (
+    IDENTITIES,
+    PRODUCER,
+    READER,
+    SINK,
+    SINK_EVENTS_GROUP,
+    SINK_GROUP,
+    WORKER,
+    acl_table,
+)
 from outcomes.streams.topics import ensure_topics
 from tests.port_support import free_base_port
 
@@ -71,9 +81,11 @@ def test_acl_table_gives_producers_only_the_input_topics() -> None:
     assert all(g.resource == "topic" and not g.prefixed for g in producer)
     assert all(set(g.operations) == {"WRITE", "DESCRIBE"} for g in producer)
     sink = [g for g in table if g.user == SINK]
-    assert {g.name for g in sink if g.resource == "topic"} == set(OUTPUT_TOPICS.values())
+    topics = {g.name for g in sink if g.resource == "topic"}
+    assert topics == {*OUTPUT_TOPICS.values(), RUN_LOG_TOPIC}  # the events recorder's log
     assert all("WRITE" not in g.operations for g in sink)
-    assert [g.name for g in sink if g.resource == "group"] == [SINK_GROUP]
+    assert [g.name for g in sink if g.resource == "group"] == [SINK_GROUP, SINK_EVENTS_GROUP]
+    assert group_for(SINK_GROUP) == SINK_EVENTS_GROUP
     reader = [g for g in table if g.user == READER and g.resource == "topic"]
     assert REVISIONS not in {g.name for g in reader}
     worker_inputs = [g for g in table if g.user == WORKER and g.name in INPUT_TOPICS]
