@@ -79,7 +79,8 @@ def steps_of(number: int, at: int, payload: dict[str, Any]) -> list[Step]:
     where = f"hook {number} {event}"
     cwd = payload.get("cwd") if isinstance(payload.get("cwd"), str) else None
     if event == "SessionStart":
-        return [Started(where, at)]
+        model = payload.get("model")  # optional in the hook's input
+        return [Started(where, at, model if isinstance(model, str) and model.strip() else None)]
     if event == "UserPromptSubmit":
         prompt = str(payload.get("prompt") or "")
         return [Message("user", prompt, at, where)] if prompt.strip() else []
@@ -178,7 +179,8 @@ def assemble(transcript: str, mapped: list[list[Step]], root: str | None) -> Tra
         if only_finish and steps and isinstance(steps[-1], Finish):
             continue
         steps.extend(added)
-    return Trace(FORMAT, "claude-code (hooks)", transcript, tuple(steps), root=root)
+    model = next((s.model for s in steps if isinstance(s, Started) and s.model), None)
+    return Trace(FORMAT, "claude-code (hooks)", transcript, tuple(steps), root=root, model=model)
 
 
 # Steps as JSON, so the hook maps each payload once and keeps what it mapped.

@@ -85,6 +85,7 @@ class _Builder:
         self.snapshot_print: str | None = None
         self.goal_set = False
         self.started = False
+        self.pending_start: tuple[int, str, int | None] | None = None
         self.last_assistant: Message | None = None
         self.final_message: Message | None = None
 
@@ -113,10 +114,22 @@ class _Builder:
 
     # -- steps -------------------------------------------------------------------------
 
+    def session_started(self, step: int, where: str, at: int | None) -> None:
+        """A session's start. A live trace holds run.started until its next step, so a
+        first prompt gives it its task (the hook sees SessionStart before the prompt);
+        the event keeps the start's place and time."""
+        if self.whole:
+            self.start(step, where, at)
+        elif not self.started and self.pending_start is None:
+            self.pending_start = (step, where, at)
+
     def start(self, step: int, where: str, at: int | None) -> None:
         if self.started:
             return
         self.started = True
+        upto = step  # the steps the task may use
+        if self.pending_start is not None:
+            step, where, at = self.pending_start
         self.emit(
             step,
             "run",
@@ -128,7 +141,7 @@ class _Builder:
             # Display and search only (docs/records.md): left out when the trace lacks them.
             **({"model": self.trace.model} if self.trace.model else {}),
             # A live trace's run.started may use only the steps up to it (derive()).
-            **({"task": task} if (task := self._task(step)) else {}),
+            **({"task": task} if (task := self._task(upto)) else {}),
         )
 
     def _task(self, step: int) -> str | None:
@@ -424,7 +437,7 @@ def _build(trace: Trace, run_id: str, scratch: frozenset[str], whole: bool = Tru
             final = trace.final_inventory if index == last_finish else None
             builder.finish(index, step, final)
         elif isinstance(step, Started):
-            builder.start(index, step.where, step.at)
+            builder.session_started(index, step.where, step.at)
     if not trace.complete and trace.steps:
         where = trace.steps[-1].where
         builder.emit(

@@ -103,10 +103,12 @@ class Finish:
 
 @dataclass(frozen=True, slots=True)
 class Started:
-    """The agent's session began (a Claude Code `SessionStart` hook)."""
+    """The agent's session began (a Claude Code `SessionStart` hook, whose input names
+    the session's model when the agent gives it)."""
 
     where: str
     at: int | None
+    model: str | None = None
 
 
 Step = Message | ToolCall | FileChange | Finish | Started

@@ -175,15 +175,17 @@ def test_a_task_is_one_line_cut_to_its_limit_and_never_invalid() -> None:
     parse_event(first)
 
 
-def test_a_live_trace_names_no_task_before_the_request_arrives() -> None:
-    """The hook derives a growing trace (whole=False): each event depends only on the
-    steps before it, so run.started stays the event it was when first sent."""
+def test_a_live_trace_sends_run_started_once_with_the_task_the_next_step_gave() -> None:
+    """The hook derives a growing trace (whole=False): run.started is held at a session's
+    start until the next step, then stays the event it was when first sent."""
     from outcomes.importers.trace import Started
 
     early = Trace("t", "agent", "p", (Started("s", None),))
     later = Trace("t", "agent", "p", (Started("s", None), Message("user", "Do it", None, "u")))
-    assert derive(early, "r", whole=False)[0] == derive(later, "r", whole=False)[0]
-    assert "task" not in derive(later, "r", whole=False)[0]
+    more = Trace("t", "agent", "p", (*later.steps, Message("user", "And more", None, "v")))
+    assert derive(early, "r", whole=False) == []
+    assert derive(later, "r", whole=False)[0] == derive(more, "r", whole=False)[0]
+    assert derive(later, "r", whole=False)[0]["task"] == "Do it"
     assert derive(later, "r")[0]["task"] == "Do it"  # a finished trace: the whole request
 
 
@@ -202,3 +204,39 @@ def test_an_otlp_agent_span_names_its_model_and_request() -> None:
         pass
     first = next(e for e in map_request(bare.request()).events if e["type"] == "run.started")
     assert "model" not in first and "task" not in first
+
+
+def _hook_events(payloads: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    from outcomes.importers.claude_hooks import live_trace
+
+    entries = [{"at": 1_765_000_000_000_000 + n, "payload": p} for n, p in enumerate(payloads)]
+    return derive(live_trace("t.jsonl", entries), "run-h", whole=False)
+
+
+def test_the_hook_holds_run_started_for_the_first_prompt_and_keeps_its_place() -> None:
+    """The hook sees SessionStart (which may name the model) before the prompt: run.started
+    waits for the next step, takes the prompt as its task, and keeps the start's id and
+    time, so every later call derives the same event."""
+    base = {"session_id": "s", "transcript_path": "t.jsonl", "cwd": "/w"}
+    start = {**base, "hook_event_name": "SessionStart", "source": "startup", "model": "m-1"}
+    prompt = {**base, "hook_event_name": "UserPromptSubmit", "prompt": "Fix the\nparser"}
+    tool = {
+        **base,
+        "hook_event_name": "PostToolUse",
+        "tool_name": "Bash",
+        "tool_use_id": "t1",
+        "tool_input": {"command": "ls"},
+        "tool_response": {"stdout": "a", "stderr": ""},
+    }
+    assert [e for e in _hook_events([start]) if e["type"] == "run.started"] == []
+    (second,) = [e for e in _hook_events([start, prompt]) if e["type"] == "run.started"]
+    (third,) = [e for e in _hook_events([start, prompt, tool]) if e["type"] == "run.started"]
+    assert second == third
+    assert second["task"] == "Fix the parser" and second["model"] == "m-1"
+    assert second["occurred_at"] == "2025-12-06T05:46:40.000000Z"  # the start's time
+    parse_event(second)
+    # No model named at the start: none is made up.
+    (bare,) = [
+        e for e in _hook_events([{**start, "model": None}, prompt]) if e["type"] == "run.started"
+    ]
+    assert "model" not in bare
