@@ -10,6 +10,7 @@ and checksum, the list of databases and tables, the files under the test's direc
 
 from __future__ import annotations
 
+import os
 import socket
 import threading
 from dataclasses import dataclass
@@ -348,12 +349,21 @@ def snapshot(dsn: str, root: Path, skip: Path, listener: Listener) -> Snapshot:
             "SELECT database, name FROM system.tables WHERE NOT is_temporary ORDER BY 1, 2"
         )
     )
-    files = {
-        str(p.relative_to(root)): p.read_bytes()
-        for p in sorted(root.rglob("*"))
-        if p.is_file() and skip not in p.parents
-    }
-    return Snapshot(tables, catalogue, files, listener.hits)
+    return Snapshot(tables, catalogue, _files(root, skip), listener.hits)
+
+
+def _files(root: Path, skip: Path) -> dict[str, bytes]:
+    """Every file under `root` with its bytes, never entering `skip` (the engine's own
+    directory, whose parts its background merges add and remove while it is walked)."""
+    files: dict[str, bytes] = {}
+    for dirpath, dirnames, filenames in os.walk(root):
+        here = Path(dirpath)
+        dirnames[:] = sorted(d for d in dirnames if here / d != skip)
+        for name in filenames:
+            path = here / name
+            if path.is_file():
+                files[str(path.relative_to(root))] = path.read_bytes()
+    return files
 
 
 def fill(template: str, d: Path, port: int) -> str:
