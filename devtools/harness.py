@@ -311,10 +311,11 @@ def producer(config: KafkaConfig) -> Producer:
     """An idempotent producer that accepts records up to 8 MiB."""
     return Producer(
         {
+            # As the SDK: runs land on their run-log partition (a config may choose another).
+            "partitioner": "murmur2_random",
             **config,
             "enable.idempotence": True,
             "linger.ms": 20,
-            "partitioner": "murmur2_random",  # as the SDK: runs land on their run-log partition
             "message.max.bytes": 8 * 1024 * 1024,
             "queue.buffering.max.messages": 200_000,
         }

@@ -177,6 +177,7 @@ def build_app(settings: Settings, options: WorkerOptions, single_stage: bool = T
     async def on_assigned(sender: Any, /, *args: Any, signal: Any, **kwargs: Any) -> None:
         folder.clear_cache()
         activity.touch()
+        activity.assigned = True
         log.info("partitions assigned: %d", len(args[0]) if args else 0)
 
     @app.task
@@ -191,7 +192,11 @@ def build_app(settings: Settings, options: WorkerOptions, single_stage: bool = T
 
         @app.timer(interval=min(1.0, idle / 2))
         async def stop_when_idle() -> None:
-            if activity.idle_for() >= idle:
+            # Waiting for a first assignment (the group waits out a killed member's
+            # session), a rebalance or a table's recovery is not idleness: input may be
+            # queued for this worker. A minute past `idle` with no assignment ever, stop.
+            waiting = app.rebalancing or app.in_recovery or not activity.assigned
+            if activity.idle_for() >= (idle + 60.0 if waiting else idle):
                 log.info(
                     "idle for %.1fs: stopping (forwarded %d, folded %d, dead letters %d)",
                     idle,
@@ -229,6 +234,7 @@ class _Activity:
 
     def __init__(self) -> None:
         self.last = time.monotonic()
+        self.assigned = False  # whether the group ever gave this worker partitions
         self.forwarded = 0
         self.folded = 0
         self.dead_letters = 0
