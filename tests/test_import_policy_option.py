@@ -51,7 +51,9 @@ def test_the_hook_keeps_going_under_the_default_when_its_policy_is_bad(tmp_path:
     policy.write_text("nonsense = [\n")
     payload = {
         "session_id": "s-1",
-        "hook_event_name": "SessionStart",
+        # A first prompt (a SessionStart alone sends nothing: run.started waits for it).
+        "hook_event_name": "UserPromptSubmit",
+        "prompt": "Fix the parser",
         "cwd": str(tmp_path),
         "transcript_path": str(tmp_path / "none.jsonl"),
     }
