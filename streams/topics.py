@@ -181,8 +181,9 @@ class MissingTopic(TopicsError):
 def _leadership_moving(exc: Exception) -> bool:
     """Whether `exc` is what a read of offsets meets while a cluster's leadership moves:
     a broker restarting answers NOT_LEADER_FOR_PARTITION or LEADER_NOT_AVAILABLE for its
-    partitions until the new leader is known, and a request to the old leader times out
-    or loses its connection (_TIMED_OUT, _TRANSPORT)."""
+    partitions until the new leader is known, and a request to the old leader times out,
+    loses its connection, or dies with the client's handle of a broker the cluster no
+    longer lists (_TIMED_OUT, _TRANSPORT, _DESTROY_BROKER)."""
     from confluent_kafka import KafkaError, KafkaException
 
     moving = {
@@ -190,6 +191,7 @@ def _leadership_moving(exc: Exception) -> bool:
         KafkaError.LEADER_NOT_AVAILABLE,
         KafkaError._TIMED_OUT,
         KafkaError._TRANSPORT,
+        KafkaError._DESTROY_BROKER,
     }
     error = exc.args[0] if isinstance(exc, KafkaException) and exc.args else None
     return isinstance(error, KafkaError) and error.code() in moving
